@@ -1,0 +1,4 @@
+"""Solvers: scikit-learn compatible estimators over compiled cores. Importing registers them."""
+from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
+
+__all__ = ["DSGClassifier", "DSGRegressor"]

@@ -1,0 +1,70 @@
+"""Build of the compiled solver cores (Cython + OpenMP).
+
+OpenMP is detected by compiling and linking a tiny program with -fopenmp; without it the
+extensions still build, but every `prange` runs on one thread, so `OPENMP_BUILD` in each module
+records it and tests/test_build.py fails on such a build (set KERNELBENCH_ALLOW_NO_OPENMP=1 to
+accept it knowingly).
+"""
+import os
+import sys
+import tempfile
+import textwrap
+
+import numpy  # noqa: F401  (build requirement; not needed for headers)
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools._distutils.ccompiler import new_compiler
+from setuptools._distutils.errors import CompileError, LinkError
+from setuptools._distutils.sysconfig import customize_compiler
+
+SOLVERS = "kernelbench/solvers"
+
+
+def openmp_flags():
+    """(compile, link) flags that make `#pragma omp` and prange work, or ([], []) if none do."""
+    if os.environ.get("KERNELBENCH_NO_OPENMP"):
+        return [], []
+    compiler = new_compiler()
+    customize_compiler(compiler)
+    candidates = [(["-fopenmp"], ["-fopenmp"]), (["-Xpreprocessor", "-fopenmp"], ["-lomp"])]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "omp.c")
+        with open(src, "w") as f:
+            f.write(textwrap.dedent("""
+                #include <omp.h>
+                int main(void) { int n = 0;
+                #pragma omp parallel reduction(+:n)
+                n += 1;
+                return n > 0 ? 0 : 1; }"""))
+        for cflags, lflags in candidates:
+            try:
+                objs = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
+                compiler.link_executable(objs, os.path.join(tmp, "omp"), extra_postargs=lflags)
+                return cflags, lflags
+            except (CompileError, LinkError):
+                continue
+    print("kernelbench: WARNING: no OpenMP compiler support found; solvers will run on one thread",
+          file=sys.stderr)
+    return [], []
+
+
+omp_compile, omp_link = openmp_flags()
+# -fno-math-errno lets GCC call the SIMD cos of glibc's libmvec (see _simd.h); no -ffast-math.
+compile_args = ["-O3", "-fno-math-errno"] + omp_compile if os.name != "nt" else ["/O2", "/openmp"]
+link_args = omp_link if os.name != "nt" else []
+
+
+def extension(name):
+    return Extension(f"kernelbench.solvers.{name}", [f"{SOLVERS}/{name}.pyx"],
+                     include_dirs=[SOLVERS], extra_compile_args=compile_args,
+                     libraries=["m"] if os.name != "nt" else [],  # libm.so also pulls in libmvec (SIMD cos)
+                     extra_link_args=link_args)
+
+
+setup(
+    ext_modules=cythonize(
+        [extension(n) for n in ("_random_features", "_losses", "_dsg")],
+        compiler_directives={"language_level": 3},
+        include_path=["."],
+    ),
+)
