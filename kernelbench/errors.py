@@ -20,5 +20,10 @@ class DataError(KernelbenchError):
     """A dataset is missing, malformed, unverifiable or unsuitable for the algorithm."""
 
 
-class SolverError(KernelbenchError):
-    """A solver was given parameters or data it cannot work with."""
+class SolverError(KernelbenchError, ValueError):
+    """A solver was given parameters or data it cannot work with (a ValueError too, as
+    scikit-learn estimators raise)."""
+
+
+class OutputError(KernelbenchError):
+    """A results, metadata or cache file could not be written (disk full, permissions, ...)."""

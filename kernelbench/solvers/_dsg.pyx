@@ -21,7 +21,7 @@ status codes (DIVERGED, STEP_TOO_LARGE) that the Python side turns into exceptio
 import numpy as np
 
 from cython cimport floating
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite
 from libc.stdint cimport uint64_t
 from scipy.linalg.cython_blas cimport sgemm, dgemm
@@ -87,11 +87,16 @@ cdef void _accumulate(const floating* X, Py_ssize_t n, Py_ssize_t d,
                       double* F, int threads) noexcept nogil:
     """F (n × K) += f(X) = scale · Σ_{j<m} R[:, j] cos(ω_j·x + b_j)   (Alg. 2).
 
-    Features are the outer loop so that, without a cache, each ω is regenerated once per call."""
-    cdef Py_ssize_t c0, mc, r0, nr, i, k
+    Features are the outer loop so that, without a cache, each ω is regenerated once per call.
+    Rows are split in chunks of `row_chunk`; each OpenMP thread runs the GEMM, cos and dot
+    products of its own chunks in its own slice of Z (threads × row_chunk × FEATURE_CHUNK), with
+    BLAS itself single-threaded (the caller pins it), so no two thread pools spin on the cores."""
+    cdef Py_ssize_t c0, mc, chunk, n_chunks, r0, nr, i, k
     cdef const floating* W
     cdef const floating* bb
+    cdef floating* Zt
     cdef floating* z
+    n_chunks = (n + row_chunk - 1) // row_chunk
     c0 = 0
     while c0 < m:
         mc = min(FEATURE_CHUNK, m - c0)
@@ -102,12 +107,13 @@ cdef void _accumulate(const floating* X, Py_ssize_t n, Py_ssize_t d,
             _regenerate(seed, block_size, c0, mc, d, kernel, gamma, Wbuf, bbuf, threads)
             W = Wbuf
             bb = bbuf
-        r0 = 0
-        while r0 < n:
+        for chunk in prange(n_chunks, num_threads=threads, schedule="static"):
+            Zt = Z + threadid() * row_chunk * FEATURE_CHUNK
+            r0 = chunk * row_chunk
             nr = min(row_chunk, n - r0)
-            _phases(X + r0 * d, nr, d, W, mc, Z)
-            for i in prange(nr, num_threads=threads, schedule="static"):
-                z = Z + i * mc
+            _phases(X + r0 * d, nr, d, W, mc, Zt)
+            for i in range(nr):
+                z = Zt + i * mc
                 if floating is float:
                     kb_cos_shift_f32(z, bb, mc)
                     for k in range(n_outputs):
@@ -116,8 +122,12 @@ cdef void _accumulate(const floating* X, Py_ssize_t n, Py_ssize_t d,
                     kb_cos_shift_f64(z, bb, mc)
                     for k in range(n_outputs):
                         F[(r0 + i) * n_outputs + k] += scale * kb_dot_f64(z, R + k * capacity + c0, mc)
-            r0 += nr
         c0 += mc
+
+
+cdef Py_ssize_t _row_chunk(Py_ssize_t n, int threads) noexcept nogil:
+    """Rows per chunk: every thread gets work, and a chunk's Z slice stays cache-sized."""
+    return max(1, min(ROW_CHUNK, (n + threads - 1) // threads))
 
 
 cdef class DSGCore:
@@ -208,8 +218,8 @@ cdef class DSGCore:
 
 cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F):
     cdef Py_ssize_t d = core.n_dims, m = core.n_blocks * core.block_size
-    cdef Py_ssize_t chunk = min(FEATURE_CHUNK, m), rows = min(ROW_CHUNK, n)
-    cdef floating[:, ::1] Z = np.empty((rows, chunk), dtype=core.dtype)
+    cdef Py_ssize_t chunk = min(FEATURE_CHUNK, m), rows = _row_chunk(n, core.threads)
+    cdef floating[::1] Z = np.empty(core.threads * rows * FEATURE_CHUNK, dtype=core.dtype)
     cdef floating[:, ::1] Wbuf = np.empty((chunk if not core.cache_features else 1, d), dtype=core.dtype)
     cdef floating[::1] bbuf = np.empty(chunk if not core.cache_features else 1, dtype=core.dtype)
     cdef floating[:, ::1] Wc
@@ -223,7 +233,7 @@ cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F
     with nogil:
         _accumulate(X, n, d, Wp, bp, core.seed, core.block_size, core.kernel, core.gamma,
                     &R[0, 0], R.shape[1], core.n_outputs, m, core.scale,
-                    &Wbuf[0, 0], &bbuf[0], &Z[0, 0], rows, F, core.threads)
+                    &Wbuf[0, 0], &bbuf[0], &Z[0], rows, F, core.threads)
 
 
 cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, double[:, ::1] Y,
@@ -234,7 +244,9 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, double[:, 
     cdef floating[:, ::1] Xb = np.empty((batch_size, d), dtype=core.dtype)
     cdef double[:, ::1] Fx = np.empty((batch_size, K))
     cdef double[:, ::1] G = np.empty((batch_size, K))
-    cdef floating[:, ::1] Z = np.empty((batch_size, max(chunk, Fb)), dtype=core.dtype)
+    cdef Py_ssize_t rows_per_chunk = _row_chunk(batch_size, core.threads)
+    cdef floating[::1] Z = np.empty(max(core.threads * rows_per_chunk * FEATURE_CHUNK, batch_size * Fb),
+                                    dtype=core.dtype)
     cdef floating[:, ::1] Wbuf = np.empty((max(chunk, Fb), d), dtype=core.dtype)
     cdef floating[::1] bbuf = np.empty(max(chunk, Fb), dtype=core.dtype)
     cdef double[:, ::1] R = core.R
@@ -264,8 +276,8 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, double[:, 
                     Fx[i, k] = 0.0
             m = blocks * Fb
             _accumulate(&Xb[0, 0], nb, d, Wp, bp, core.seed, Fb, core.kernel, core.gamma,
-                        &R[0, 0], cap, K, m, scale, &Wbuf[0, 0], &bbuf[0], &Z[0, 0], batch_size,
-                        &Fx[0, 0], threads)                        # f(x_i), Alg. 2
+                        &R[0, 0], cap, K, m, scale, &Wbuf[0, 0], &bbuf[0], &Z[0],
+                        _row_chunk(nb, threads), &Fx[0, 0], threads)                        # f(x_i), Alg. 2
             for i in range(nb):                                   # g_i = ℓ'(f(x_i), y_i)
                 row = rows[start + i]
                 for k in range(K):
@@ -288,18 +300,18 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, double[:, 
                 Wnew = &Wbuf[0, 0]
                 bnew = &bbuf[0]
             generate_features(core.seed, <uint64_t>blocks, 0, Fb, d, core.kernel, core.gamma, Wnew, bnew)
-            _phases(&Xb[0, 0], nb, d, Wnew, Fb, &Z[0, 0])
+            _phases(&Xb[0, 0], nb, d, Wnew, Fb, &Z[0])
             for i in range(nb):
                 if floating is float:
-                    kb_cos_shift_f32(&Z[0, 0] + i * Fb, bnew, Fb)
+                    kb_cos_shift_f32(&Z[0] + i * Fb, bnew, Fb)
                 else:
-                    kb_cos_shift_f64(&Z[0, 0] + i * Fb, bnew, Fb)
+                    kb_cos_shift_f64(&Z[0] + i * Fb, bnew, Fb)
             coef_scale = -gamma_t * 2.0 / (nb * Fb) / scale         # Alg. 1 line 5, stored as R = β/scale
             for k in range(K):
                 for j in range(Fb):
                     acc = 0.0
                     for i in range(nb):
-                        acc = acc + G[i, k] * (&Z[0, 0])[i * Fb + j]
+                        acc = acc + G[i, k] * (&Z[0])[i * Fb + j]
                     R[k, m + j] = coef_scale * acc
                     if not isfinite(R[k, m + j]):
                         status = STATUS_DIVERGED

@@ -114,7 +114,8 @@ class _DSGBase(IterativeEstimator):
 
     def _train_rows(self, X, Y, rows):
         core = self.core_
-        with threadpool_limits(limits=core.threads, user_api="blas"):
+        # BLAS stays single-threaded: the threads are OpenMP's, one GEMM per row chunk (_dsg.pyx)
+        with threadpool_limits(limits=1, user_api="blas"):
             status, steps = core.train(X, Y, np.ascontiguousarray(rows, dtype=np.int64), int(self.batch_size))
         if status == _dsg.DIVERGED:
             raise DivergenceError(
@@ -128,7 +129,7 @@ class _DSGBase(IterativeEstimator):
         return steps
 
     def _decision(self, X):
-        with threadpool_limits(limits=self.core_.threads, user_api="blas"):
+        with threadpool_limits(limits=1, user_api="blas"):
             return self.core_.predict(as_dense(X, self._feature_dtype()))
 
     # ---- what the runner records ----

@@ -1,0 +1,137 @@
+"""The `kernelbench` command (Typer). Exit codes: 0 success, 2 a problem the user can fix (the
+message names it and the fix), 1 an unexpected failure (a bug: traceback)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from kernelbench.errors import ConfigError, KernelbenchError
+
+app = typer.Typer(
+    help="Reproduce and extend large-scale kernel learning papers (DSG, UDSG/CDSG, TSGS3VM, "
+         "AsyDSSKL, BSGD).",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+DEFAULT_CONFIG = Path("configs/quickstart.yaml")
+
+
+def _overrides(seed, threads, smoke=False):
+    out = {}
+    if seed is not None:
+        out["seed"] = seed
+    if threads is not None:
+        out["threads"] = threads
+    return out
+
+
+@app.command()
+def run(
+    config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
+    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
+    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
+    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads (0 = all cores)"),
+    smoke: bool = typer.Option(False, "--smoke", help=f"a few iterations on a small subsample (CI smoke run)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+):
+    """Run one experiment: every grid cell and trial, evaluated on the test part."""
+    from kernelbench.config import load_config
+    from kernelbench.runner import run_experiment
+
+    cfg = load_config(config, overrides=_overrides(seed, threads))
+    path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=sys.argv)
+    _print_summary(path)
+    typer.echo(f"results: {path / 'results.csv'}")
+
+
+@app.command()
+def grid(
+    config: Optional[Path] = typer.Argument(None, help=f"experiment YAML (default {DEFAULT_CONFIG})"),
+    cv: Optional[int] = typer.Option(None, "--cv", help="folds (overrides the config's cv)"),
+    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
+    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
+    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
+):
+    """Hyper-parameter grid with k-fold cross-validation."""
+    from kernelbench.config import expand_grid, load_config
+
+    overrides = _overrides(seed, threads)
+    if cv is not None:
+        if cv < 2:
+            raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
+        overrides["cv"] = cv
+    cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
+    cells = expand_grid(cfg.grid) if cfg.grid else [{}]
+    raise KernelbenchError(
+        f"config {cfg.name!r} is valid ({len(cells)} grid cells × {cfg.cv} folds × {cfg.trials} "
+        "trials), but `kernelbench grid` arrives with the grid-search issue; for now use "
+        "`kernelbench run`, which runs every grid cell on the test split without CV.")
+
+
+@app.command("algorithms")
+def list_algorithms():
+    """Registered algorithms: tasks, parameters with defaults, one-line description."""
+    from kernelbench.registry import algorithms
+
+    for name, spec in sorted(algorithms().items()):
+        typer.echo(f"{name}  [{', '.join(spec.tasks)}]  {spec.description}")
+        docs = spec.docs()
+        for param, default in spec.defaults().items():
+            typer.echo(f"    {param} = {default!r}  {docs[param]}")
+
+
+@app.command()
+def figures(
+    results: Path = typer.Argument(Path("results"), help="folder searched for results.csv files"),
+    out: Path = typer.Option(Path("results/figures"), "--out", help="where PNG and PDF files go"),
+):
+    """Render every registered figure whose data is present, from results CSVs only."""
+    from kernelbench.figures import render_all
+
+    written = render_all(results, out)
+    if not written:
+        typer.echo(f"no figure has data under {results} yet (run an experiment first)")
+    for path in written:
+        typer.echo(str(path))
+
+
+def _mount_datasets():
+    from kernelbench.data.commands import datasets_app
+
+    app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
+
+
+def _print_summary(run_dir: Path):
+    from kernelbench.results import read_results
+
+    df = read_results(run_dir)
+    if df.empty:
+        return
+    last = df.groupby(["params", "trial"], sort=False).tail(1)
+    for _, r in last.iterrows():
+        metric = next((m for m in ("test_error", "test_mse", "train_error", "objective")
+                       if m in r and r[m] == r[m]), None)   # first metric that is not NaN
+        value = f"{metric}={r[metric]:.4f}" if metric else ""
+        typer.echo(f"{r['algorithm']} trial {r['trial']}: {r['status']} at iteration {r['iteration']}, "
+                   f"{value}, train {r['train_seconds']:.2f}s")
+
+
+def main(argv=None):
+    """Entry point. Typer's standalone mode exits 0 on success and 2 on usage errors; our own
+    user errors (KernelbenchError) become a one-paragraph message and exit 2; anything else is
+    a bug and keeps its traceback (exit 1)."""
+    _mount_datasets()
+    try:
+        app(args=argv, prog_name="kernelbench")
+    except KernelbenchError as e:
+        typer.echo(f"kernelbench: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("kernelbench: interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

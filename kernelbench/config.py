@@ -1,0 +1,828 @@
+"""YAML experiment config -> validated, typed, frozen `ExperimentConfig` (DESIGN.md §3).
+
+Everything a user can get wrong is refused here, before any work starts, as a `ConfigError` whose
+message starts with the field's dotted path (`algorithm.params.gamma: ...`), says what was given
+and what is allowed (the known keys, algorithms, datasets or the expected type) and, for a
+misspelt key or name, suggests the closest match.
+
+Fields and defaults (a key left out, or given as null, takes its default unless noted):
+
+    name            run name; default: the config file's stem. Letters, digits, '.', '_', '-'.
+    dataset         required, with exactly one of:
+      name            a dataset of datasets/registry.yaml (see `kernelbench datasets`)
+      path            a user data file; a relative path is resolved against the config's folder
+      subsample       null | positive int: a random subset of the training set      (default null)
+      test            "official" | "none" | a fraction in (0, 1)   (default: "official" for a
+                      registry dataset, 0.2 for a user file; null means "none")
+      labeled         null | positive int: semi-supervised labeled count             (default null)
+      scale           none | standard | minmax  (default none: the data as published; null = none)
+    algorithm       required: {name: ..., params: {...}} (or just the name as a string).
+                    params are checked against the algorithm's parameter dataclass: unknown
+                    names, wrong types and values outside a Literal are refused. Parameters not
+                    given take the dataclass defaults, and the resolved config shows them.
+    grid            {param: [values...] | {log10: [lo, hi, num]}}; resolved to explicit lists
+                    (default: no grid)
+    cv              folds for the grid, int >= 2                                         (default 5)
+    trials          repeated runs with seeds seed, seed+1, ...; int >= 1                 (default 1)
+    seed            int >= 0                                                             (default 0)
+    stop            {passes: float > 0, iterations: int >= 1, seconds: float > 0}; the run stops at
+                    whichever given limit comes first; at least one                (default passes=1)
+    evaluate        every: iterations between evaluation points, int >= 1            (default 10)
+                    on: subset of objective, train_error, test_error, test_mse, train_mse
+                        (default objective, train_error, test_error; without a test set
+                        objective, train_error). `train_objective` is read as `objective`.
+
+Value rules for algorithm parameters (and grid values):
+  * bool is not an int; an int is fine where a float is expected; an integral float (1000.0) is fine
+    where an int is expected.
+  * YAML 1.1 reads `1e-3` (no dot) as a *string*; such exponent-notation strings are accepted as
+    numbers. Other quoted numbers ("0.5") are refused as strings.
+  * NaN and infinities are refused everywhere.
+  * A parameter named C, gamma, step, batch_size, block_size or budget must be > 0 when numeric;
+    `threads` must be >= 0 where 0 means "all cores". A value equal to the parameter's own
+    default is not range-checked (the algorithm's author declared it meaningful).
+  * A `float | str` parameter takes a number or one of the documented words: the field's
+    metadata["choices"] when given, else for `gamma` only "median".
+
+Overrides (`load_config(path, overrides={...})`, from the CLI) are applied before validation, and a
+value of None means "not given". Keys: any top-level key (`seed`, `cv`, `trials`, `name`, ...),
+a dotted path (`stop.seconds`, `algorithm.params.C`, `dataset.subsample`), and two specials:
+  * `threads`: set algorithm.params.threads; refused if the algorithm has no `threads` parameter.
+  * `smoke`: True -> merge the algorithm's `smoke_params` over algorithm.params (smoke wins),
+    trials = 1 and each grid axis cut to its first two values: a quick end-to-end check.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import itertools
+import math
+import re
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import numpy as np
+import yaml
+
+from kernelbench.errors import ConfigError
+
+__all__ = [
+    "DatasetConfig", "AlgorithmConfig", "StopConfig", "EvaluateConfig", "ExperimentConfig",
+    "load_config", "config_from_dict", "config_to_dict", "expand_grid",
+    "TOP_LEVEL_KEYS", "EVALUATE_METRICS", "POSITIVE_PARAMS",
+]
+
+TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate")
+DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "scale")
+ALGORITHM_KEYS = ("name", "params")
+STOP_KEYS = ("passes", "iterations", "seconds")
+EVALUATE_KEYS = ("every", "on")
+EVALUATE_METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse")
+_METRIC_ALIASES = {"train_objective": "objective"}   # the spelling used in DESIGN.md's example
+SCALES = ("none", "standard", "minmax")
+# Parameters that are sizes or scales: <= 0 is meaningless (threads: 0 means "all cores").
+POSITIVE_PARAMS = ("C", "gamma", "step", "batch_size", "block_size", "budget", "threads")
+# Words a `float | str` parameter accepts when its dataclass field documents no metadata["choices"].
+_STRING_CHOICES = {"gamma": ("median",)}
+_MAX_GRID_AXIS = 1000
+_MAX_GRID_CELLS = 100_000
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# YAML 1.1 (PyYAML) reads numbers with an exponent but no dot, or no sign in the exponent
+# ("1e-3", "1.0e3"), as strings.
+_EXPONENT_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
+# --------------------------------------------------------------------------------------------
+# The typed config
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    name: str | None
+    path: str | None
+    subsample: int | None = None
+    test: str | float = "official"      # "official" | "none" | fraction in (0, 1)
+    labeled: int | None = None
+    scale: str = "none"                 # none | standard | minmax
+
+
+@dataclass(frozen=True)
+class AlgorithmConfig:
+    name: str
+    params: dict                        # every parameter of the algorithm, defaults filled in
+
+
+@dataclass(frozen=True)
+class StopConfig:
+    passes: float | None = 1.0
+    iterations: int | None = None
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class EvaluateConfig:
+    every: int = 10
+    on: tuple[str, ...] = ("objective", "train_error", "test_error")
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    name: str
+    dataset: DatasetConfig
+    algorithm: AlgorithmConfig
+    grid: dict                          # {param: [explicit values]}, log10 specs resolved
+    cv: int
+    trials: int
+    seed: int
+    stop: StopConfig
+    evaluate: EvaluateConfig
+    source: str | None = None           # the config file, if it came from one
+
+
+# --------------------------------------------------------------------------------------------
+# Public functions
+# --------------------------------------------------------------------------------------------
+
+def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
+    """Read a YAML config (yaml.safe_load only), apply CLI overrides, validate, resolve."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a config file") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the config file: {e.strerror or e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    if data is None:
+        raise ConfigError(f"{path}: the config file is empty; it needs at least `dataset:` and "
+                          f"`algorithm:` (see configs/quickstart.yaml)")
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys "
+                          f"({', '.join(TOP_LEVEL_KEYS)}), got {_show(data)}")
+    try:
+        return _build(data, default_name=_safe_name(path.stem), overrides=overrides,
+                      base_dir=path.resolve().parent, source=str(path))
+    except ConfigError as e:
+        err = ConfigError(f"{path}: {e}")
+        err.field = getattr(e, "field", None)
+        raise err from None
+
+
+def config_from_dict(data: dict, *, default_name: str = "experiment", overrides: dict | None = None,
+                     base_dir=None) -> ExperimentConfig:
+    """Validate an already-parsed config. `base_dir` resolves a relative dataset.path (default: cwd)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"the config must be a mapping of keys ({', '.join(TOP_LEVEL_KEYS)}), "
+                          f"got {_show(data)}")
+    return _build(data, default_name=default_name, overrides=overrides,
+                  base_dir=Path(base_dir) if base_dir is not None else Path.cwd(), source=None)
+
+
+def config_to_dict(cfg: ExperimentConfig) -> dict:
+    """The resolved config as plain YAML/JSON data; `config_from_dict` of it gives `cfg` back
+    (except `source`, which is run metadata, not config)."""
+    return {
+        "name": cfg.name,
+        "dataset": {f.name: getattr(cfg.dataset, f.name) for f in dataclasses.fields(cfg.dataset)},
+        "algorithm": {"name": cfg.algorithm.name, "params": _plain(cfg.algorithm.params)},
+        "grid": _plain(cfg.grid),
+        "cv": cfg.cv,
+        "trials": cfg.trials,
+        "seed": cfg.seed,
+        "stop": {f.name: getattr(cfg.stop, f.name) for f in dataclasses.fields(cfg.stop)},
+        "evaluate": {"every": cfg.evaluate.every, "on": list(cfg.evaluate.on)},
+    }
+
+
+def expand_grid(grid: dict) -> list[dict]:
+    """Cartesian product of a grid: one dict per cell. Keys are taken in sorted order and the last
+    key varies fastest (as scikit-learn's ParameterGrid); each axis keeps its given order. An axis
+    is a list or {log10: [lo, hi, num]} (np.logspace). An empty grid gives one empty cell."""
+    if grid is None:
+        return [{}]
+    if not isinstance(grid, dict):
+        raise ConfigError(f"grid: expected a mapping of parameter -> values, got {_show(grid)}")
+    keys = sorted(grid, key=str)
+    axes = [_grid_axis(grid[k], _join("grid", k)) for k in keys]
+    _check_grid_size(keys, axes)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
+
+
+# --------------------------------------------------------------------------------------------
+# Seams
+# --------------------------------------------------------------------------------------------
+
+def _dataset_names():
+    """Names of the registry datasets (a seam: tests replace it)."""
+    from kernelbench.data import dataset_names
+
+    return list(dataset_names())
+
+
+def _algorithms():
+    from kernelbench.registry import algorithms
+
+    return algorithms()
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+def _fail(field: str, message: str):
+    err = ConfigError(f"{field}: {message}" if field else message)
+    err.field = field
+    raise err
+
+
+def _join(path: str, key) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _show(value) -> str:
+    """A short description of a value as the user wrote it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, str):
+        text = value if len(value) <= 60 else value[:57] + "..."
+        return f"the string {text!r}"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (dict, list, tuple)):
+        text = repr(value)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        return f"a {'mapping' if isinstance(value, dict) else 'list'} {text}"
+    return f"a {type(value).__name__} ({str(value)[:40]})"
+
+
+def _suggest(word, choices) -> str:
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_keys(mapping: dict, allowed, path: str):
+    for key in mapping:
+        if key not in allowed:
+            where = f"in {path}" if path else "at the top level"
+            _fail(_join(path, key), f"unknown key; allowed {where}: {', '.join(allowed)}"
+                                    f"{_suggest(key, allowed)}")
+
+
+def _mapping(value, path: str, allowed) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        _fail(path, f"expected a mapping with keys {', '.join(allowed)}, got {_show(value)}")
+    _check_keys(value, allowed, path)
+    return value
+
+
+def _number_from_string(value: str):
+    if _EXPONENT_RE.match(value.strip()):
+        return float(value)
+    return None
+
+
+def _as_int(value, path: str, *, minimum: int | None = None, what: str = "an integer") -> int:
+    result = None
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):
+        result = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        result = int(value)
+    elif isinstance(value, str):
+        number = _number_from_string(value)
+        if number is not None and math.isfinite(number) and number.is_integer():
+            result = int(number)
+    if result is None:
+        _fail(path, f"expected {what}, got {_show(value)}")
+    if minimum is not None and result < minimum:
+        _fail(path, f"must be >= {minimum}, got {result}")
+    return result
+
+
+def _as_float(value, path: str) -> float:
+    result = None
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, (int, float)):
+        try:
+            result = float(value)
+        except OverflowError:
+            _fail(path, f"number too large: {value}")
+    elif isinstance(value, str):
+        result = _number_from_string(value)
+    if result is None:
+        _fail(path, f"expected a number, got {_show(value)}")
+    if not math.isfinite(result):
+        _fail(path, f"must be a finite number, got {value!r}")
+    return result
+
+
+class _Mismatch(Exception):
+    """A value does not have the declared type (turned into a ConfigError by the caller)."""
+
+
+def _describe(tp) -> str:
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(c) for c in typing.get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(tp))
+    if origin in (list, tuple):
+        return "a list"
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+            type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _coerce(value, tp):
+    """`value` converted to the declared type `tp`, or _Mismatch."""
+    if tp is Any or tp is object:
+        return value
+    origin = typing.get_origin(tp)
+    if origin is Literal:
+        for choice in typing.get_args(tp):
+            if type(value) is type(choice) and value == choice:
+                return choice
+        raise _Mismatch
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise _Mismatch
+        # Numbers before strings, so that "1e-3" for `float | str` is the number 0.001.
+        for member in sorted((a for a in args if a is not type(None)),
+                             key=lambda a: 0 if a in (bool, int, float) else 1):
+            try:
+                return _coerce(value, member)
+            except _Mismatch:
+                continue
+        raise _Mismatch
+    if tp is type(None):
+        if value is None:
+            return None
+        raise _Mismatch
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise _Mismatch
+    if tp is int:
+        try:
+            return _as_int(value, "")
+        except ConfigError:
+            raise _Mismatch from None
+    if tp is float:
+        if isinstance(value, float) and not math.isfinite(value):
+            return value            # a number, but absurd: reported by the range check
+        try:
+            return _as_float(value, "")
+        except ConfigError:
+            raise _Mismatch from None
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise _Mismatch
+    if origin in (list, tuple) or tp in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise _Mismatch
+        args = typing.get_args(tp)
+        if args and not (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
+            if origin is tuple:
+                if len(args) != len(value):
+                    raise _Mismatch
+                return [_coerce(v, a) for v, a in zip(value, args)]
+            return [_coerce(v, args[0]) for v in value]
+        if args:
+            return [_coerce(v, args[0]) for v in value]
+        return list(value)
+    if origin is dict or tp is dict:
+        if isinstance(value, dict):
+            return value
+        raise _Mismatch
+    if isinstance(tp, type):
+        if isinstance(value, tp):
+            return value
+        raise _Mismatch
+    return value                    # an annotation we do not understand: leave it to the dataclass
+
+
+def _param_value(value, field: dataclasses.Field, tp, default, path: str):
+    """One algorithm parameter: type, Literal choices, documented words, finiteness, range."""
+    if default is not dataclasses.MISSING and _same(value, default):
+        return value                # the algorithm's own default is valid by declaration
+    try:
+        result = _coerce(value, tp)
+    except _Mismatch:
+        suggestion = ""
+        if typing.get_origin(tp) is Literal and isinstance(value, str):
+            suggestion = _suggest(value, typing.get_args(tp))
+        _fail(path, f"expected {_describe(tp)}, got {_show(value)}{suggestion}")
+    if isinstance(result, str) and not _is_plain_str(tp):
+        choices = field.metadata.get("choices") or _STRING_CHOICES.get(field.name)
+        if choices is not None and result not in choices:
+            words = " or ".join(repr(c) for c in choices)
+            _fail(path, f"expected a number or {words}, got {_show(value)}"
+                        f"{_suggest(result, choices)}")
+    if isinstance(result, float) and not math.isfinite(result):
+        _fail(path, f"must be a finite number, got {result!r}")
+    if (field.name in POSITIVE_PARAMS and isinstance(result, (int, float))
+            and not isinstance(result, bool) and not _same(result, default)):
+        if field.name == "threads":
+            if result < 0:
+                _fail(path, f"must be >= 0 (0 means all cores), got {result}")
+        elif result <= 0:
+            _fail(path, f"must be > 0, got {result}")
+    return result
+
+
+def _is_plain_str(tp) -> bool:
+    """True when any string is a valid value (the type is str, or str | None)."""
+    if tp is str:
+        return True
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        members = [a for a in typing.get_args(tp) if a is not type(None)]
+        return members == [str]
+    return False
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _fields(spec):
+    hints = typing.get_type_hints(spec.params, include_extras=False)
+    return {f.name: (f, hints.get(f.name, Any)) for f in dataclasses.fields(spec.params)}
+
+
+def _validate_algorithm(raw, *, threads, smoke):
+    """-> (AlgorithmConfig, spec, fields)."""
+    if isinstance(raw, str):                   # shorthand: `algorithm: dsg`
+        raw = {"name": raw}
+    if raw is None:
+        _fail("algorithm", f"required: the algorithm to run, e.g. `algorithm: {{name: NAME}}`; "
+                           f"known algorithms: {', '.join(sorted(_algorithms())) or '(none)'}")
+    raw = _mapping(raw, "algorithm", ALGORITHM_KEYS)
+    known = _algorithms()
+    name = raw.get("name")
+    if name is None:
+        _fail("algorithm.name", f"required; known algorithms: {', '.join(sorted(known)) or '(none)'}")
+    if not isinstance(name, str):
+        _fail("algorithm.name", f"expected a string, got {_show(name)}; known algorithms: "
+                                f"{', '.join(sorted(known)) or '(none)'}")
+    if name not in known:
+        _fail("algorithm.name", f"unknown algorithm {name!r}{_suggest(name, known)}; known "
+                                f"algorithms: {', '.join(sorted(known)) or '(none)'}")
+    spec = known[name]
+    fields = _fields(spec)
+    params = raw.get("params")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        _fail("algorithm.params", f"expected a mapping of parameter names to values, got "
+                                  f"{_show(params)}; parameters of {name}: {', '.join(fields)}")
+    params = dict(params)
+    if smoke:
+        params.update(spec.smoke_params)
+    if threads is not None:
+        if "threads" not in fields:
+            _fail("threads", f"algorithm {name!r} has no `threads` parameter (it runs on one "
+                             f"thread), so --threads/threads cannot be set; its parameters: "
+                             f"{', '.join(fields) or '(none)'}")
+        params["threads"] = threads
+    _check_keys(params, tuple(fields), "algorithm.params")
+    resolved = {}
+    for pname, (field, tp) in fields.items():
+        default = _field_default(field)
+        path = f"algorithm.params.{pname}"
+        if pname in params:
+            resolved[pname] = _param_value(params[pname], field, tp, default, path)
+        elif default is dataclasses.MISSING:
+            _fail(path, f"required by algorithm {name!r}: {_describe(tp)}")
+        else:
+            resolved[pname] = default
+    _construct(spec, resolved, "algorithm.params")
+    return AlgorithmConfig(name=name, params=resolved), spec, fields
+
+
+def _field_default(field: dataclasses.Field):
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        return field.default_factory()  # type: ignore[misc]
+    return dataclasses.MISSING
+
+
+def _construct(spec, params: dict, path: str):
+    """Let the params dataclass's own checks (__post_init__) speak, as a ConfigError."""
+    from kernelbench.errors import KernelbenchError
+
+    try:
+        spec.params(**params)
+    except (ValueError, TypeError, KernelbenchError) as e:
+        _fail(path, f"refused by algorithm {spec.name!r}: {e}")
+
+
+def _grid_axis(value, path: str) -> list:
+    """One grid axis as an explicit list (log10 specs expanded), structure checked."""
+    if isinstance(value, dict):
+        _check_keys(value, ("log10",), path)
+        spec = value.get("log10")
+        if not isinstance(spec, (list, tuple)) or len(spec) != 3:
+            _fail(_join(path, "log10"), f"expected [lo, hi, num] (exponents of 10 and a count), "
+                                        f"got {_show(spec)}")
+        lo = _as_float(spec[0], _join(path, "log10") + "[0]")
+        hi = _as_float(spec[1], _join(path, "log10") + "[1]")
+        num = _as_int(spec[2], _join(path, "log10") + "[2]", minimum=1)
+        if num > _MAX_GRID_AXIS:
+            _fail(_join(path, "log10") + "[2]", f"at most {_MAX_GRID_AXIS} values, got {num}")
+        if max(abs(lo), abs(hi)) > 300:
+            _fail(_join(path, "log10"), f"exponents must lie in [-300, 300], got [{lo}, {hi}]")
+        # 12 significant digits: 10**-3 is written 0.001, not 0.0010000000000000002.
+        return [float(f"{x:.12g}") for x in np.logspace(lo, hi, num)]
+    if isinstance(value, (list, tuple)):
+        if not value:
+            _fail(path, "empty list; give at least one value")
+        if len(value) > _MAX_GRID_AXIS:
+            _fail(path, f"at most {_MAX_GRID_AXIS} values, got {len(value)}")
+        return list(value)
+    _fail(path, f"expected a list of values or {{log10: [lo, hi, num]}}, got {_show(value)}")
+
+
+def _check_grid_size(keys, axes):
+    cells = 1
+    for axis in axes:
+        cells *= len(axis)
+    if cells > _MAX_GRID_CELLS:
+        _fail("grid", f"{cells} cells ({' x '.join(str(len(a)) for a in axes)} over "
+                      f"{', '.join(map(str, keys))}) is more than {_MAX_GRID_CELLS}; narrow it")
+
+
+def _validate_grid(raw, spec, fields, params, *, smoke) -> dict:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        _fail("grid", f"expected a mapping of parameter -> list or {{log10: [lo, hi, num]}}, "
+                      f"got {_show(raw)}")
+    _check_keys(raw, tuple(fields), "grid")
+    grid = {}
+    for key, value in raw.items():
+        path = _join("grid", key)
+        field, tp = fields[key]
+        default = _field_default(field)
+        values = []
+        for i, item in enumerate(_grid_axis(value, path)):
+            if isinstance(value, dict) and _int_typed(tp) and isinstance(item, float):
+                item = round(item)          # log-spaced counts (budget, batch_size): nearest int
+            item = _param_value(item, field, tp, default, f"{path}[{i}]")
+            if not any(_same(item, v) for v in values):     # duplicates would repeat cells
+                values.append(item)
+        if smoke:
+            values = values[:2]
+        grid[key] = values
+    _check_grid_size(list(grid), list(grid.values()))
+    for key, values in grid.items():          # each value on its own must satisfy the dataclass
+        for i, v in enumerate(values):
+            _construct(spec, {**params, key: v}, f"grid.{key}[{i}]")
+    return grid
+
+
+def _int_typed(tp) -> bool:
+    if tp is int:
+        return True
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        members = [a for a in typing.get_args(tp) if a is not type(None)]
+        return int in members and float not in members
+    return False
+
+
+def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
+    if raw is None:
+        _fail("dataset", "required: `dataset: {name: NAME}` for a registry dataset or "
+                         "`dataset: {path: FILE}` for your own data")
+    raw = _mapping(raw, "dataset", DATASET_KEYS)
+    name, path = raw.get("name"), raw.get("path")
+    if name is not None and path is not None:
+        _fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own "
+                         "file), not both")
+    if name is None and path is None:
+        _fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own file)")
+    if name is not None:
+        known = _dataset_names()
+        if not isinstance(name, str):
+            _fail("dataset.name", f"expected a string, got {_show(name)}; known datasets: "
+                                  f"{', '.join(sorted(known))}")
+        if name not in known:
+            _fail("dataset.name", f"unknown dataset {name!r}{_suggest(name, known)}; known "
+                                  f"datasets: {', '.join(sorted(known)) or '(none)'}; for your own "
+                                  f"file write `path: FILE` instead")
+    else:
+        if not isinstance(path, str) or not path.strip():
+            _fail("dataset.path", f"expected a file path (a string), got {_show(path)}")
+        try:
+            resolved = Path(path).expanduser()
+            if not resolved.is_absolute():
+                resolved = base_dir / resolved
+            resolved = resolved.resolve()
+            exists, is_file = resolved.exists(), resolved.is_file()
+        except (OSError, ValueError, RuntimeError) as e:
+            _fail("dataset.path", f"invalid path {path!r}: {e}")
+        if not exists:
+            _fail("dataset.path", f"file not found: {resolved} (given as {path!r}; a relative path "
+                                  f"is taken from the config file's folder)")
+        if not is_file:
+            _fail("dataset.path", f"not a file: {resolved}")
+        path = str(resolved)
+
+    subsample = raw.get("subsample")
+    if subsample is not None:
+        subsample = _as_int(subsample, "dataset.subsample", minimum=1, what="a positive integer")
+    labeled = raw.get("labeled")
+    if labeled is not None:
+        labeled = _as_int(labeled, "dataset.labeled", minimum=1, what="a positive integer")
+    if subsample is not None and labeled is not None and labeled > subsample:
+        _fail("dataset.labeled", f"{labeled} labeled points cannot come from a subsample of "
+                                 f"{subsample}")
+
+    allowed_test = "'official', 'none' or a fraction in (0, 1) such as 0.2"
+    test = raw.get("test", "official" if name is not None else 0.2)
+    if test is None:
+        test = "none"
+    if isinstance(test, str) and test.strip().lower() in ("official", "none"):
+        test = test.strip().lower()
+        if test == "official" and name is None:
+            _fail("dataset.test", "'official' needs a registry dataset (dataset.name); for your "
+                                  "own file use a fraction such as 0.2, or 'none'")
+    elif isinstance(test, (int, float, str)) and not isinstance(test, bool):
+        if isinstance(test, str) and _number_from_string(test) is None:
+            _fail("dataset.test", f"expected {allowed_test}, got {_show(test)}"
+                                  f"{_suggest(test, ('official', 'none'))}")
+        fraction = _as_float(test, "dataset.test")
+        if not 0 < fraction < 1:
+            _fail("dataset.test", f"a fraction must lie strictly between 0 and 1, got {test!r}")
+        test = fraction
+    else:
+        _fail("dataset.test", f"expected {allowed_test}, got {_show(test)}")
+
+    scale = raw.get("scale", "none")
+    if scale is None:
+        scale = "none"
+    if not isinstance(scale, str) or scale not in SCALES:
+        hint = _suggest(scale, SCALES) if isinstance(scale, str) else ""
+        _fail("dataset.scale", f"expected one of {', '.join(SCALES)}, got {_show(scale)}{hint}")
+    return DatasetConfig(name=name, path=path if name is None else None, subsample=subsample,
+                         test=test, labeled=labeled, scale=scale)
+
+
+def _validate_stop(raw) -> StopConfig:
+    if raw is None:
+        return StopConfig()
+    raw = _mapping(raw, "stop", STOP_KEYS)
+    passes, iterations, seconds = (raw.get(k) for k in STOP_KEYS)
+    if passes is not None:
+        passes = _as_float(passes, "stop.passes")
+        if passes <= 0:
+            _fail("stop.passes", f"must be > 0, got {passes}")
+    if iterations is not None:
+        iterations = _as_int(iterations, "stop.iterations", minimum=1, what="a positive integer")
+    if seconds is not None:
+        seconds = _as_float(seconds, "stop.seconds")
+        if seconds <= 0:
+            _fail("stop.seconds", f"must be > 0, got {seconds}")
+    if passes is None and iterations is None and seconds is None:
+        _fail("stop", f"set at least one of {', '.join(STOP_KEYS)} (or leave `stop` out for "
+                      f"passes: 1)")
+    return StopConfig(passes=passes, iterations=iterations, seconds=seconds)
+
+
+def _validate_evaluate(raw, dataset: DatasetConfig) -> EvaluateConfig:
+    if isinstance(raw, dict) and True in raw and "on" not in raw:
+        # YAML 1.1 (PyYAML) reads the bare key `on` as the boolean true: `evaluate: {on: [...]}`
+        raw = {("on" if k is True else k): v for k, v in raw.items()}
+    raw = _mapping(raw, "evaluate", EVALUATE_KEYS)
+    every = raw.get("every")
+    every = 10 if every is None else _as_int(every, "evaluate.every", minimum=1,
+                                             what="a positive integer")
+    on = raw.get("on")
+    if on is None:
+        on = ("objective", "train_error") + (("test_error",) if dataset.test != "none" else ())
+        return EvaluateConfig(every=every, on=on)
+    if isinstance(on, str):
+        on = [on]
+    if not isinstance(on, (list, tuple)) or not on:
+        _fail("evaluate.on", f"expected a non-empty list of {', '.join(EVALUATE_METRICS)}, "
+                             f"got {_show(on)}")
+    metrics = []
+    for i, metric in enumerate(on):
+        metric = _METRIC_ALIASES.get(metric, metric) if isinstance(metric, str) else metric
+        if not isinstance(metric, str) or metric not in EVALUATE_METRICS:
+            hint = _suggest(metric, EVALUATE_METRICS) if isinstance(metric, str) else ""
+            _fail(f"evaluate.on[{i}]", f"expected one of {', '.join(EVALUATE_METRICS)}, got "
+                                       f"{_show(metric)}{hint}")
+        if metric.startswith("test_") and dataset.test == "none":
+            _fail(f"evaluate.on[{i}]", f"{metric} needs a test set, but dataset.test is 'none'")
+        if metric not in metrics:
+            metrics.append(metric)
+    return EvaluateConfig(every=every, on=tuple(metrics))
+
+
+def _apply_overrides(data: dict, overrides: dict | None):
+    """-> (data with overrides written in, threads, smoke)."""
+    threads, smoke = None, False
+    if not overrides:
+        return data, threads, smoke
+    if not isinstance(overrides, dict):
+        raise TypeError(f"overrides must be a dict, got {type(overrides).__name__}")
+    for key, value in overrides.items():
+        if value is None:
+            continue                      # an option not given on the command line
+        if key == "threads":
+            threads = value
+        elif key == "smoke":
+            if not isinstance(value, bool):
+                _fail("smoke", f"expected true or false, got {_show(value)}")
+            smoke = value
+        elif isinstance(key, str) and key.split(".")[0] in TOP_LEVEL_KEYS:
+            parts = key.split(".")
+            target = data
+            for i, part in enumerate(parts[:-1]):
+                if not isinstance(target.get(part), dict):
+                    if target.get(part) is not None:
+                        _fail(".".join(parts[:i + 1]), f"cannot set {key} (from the command "
+                                                       f"line): {_show(target.get(part))} is "
+                                                       f"not a mapping")
+                    target[part] = {}
+                target = target[part]
+            target[parts[-1]] = value
+        else:
+            allowed = TOP_LEVEL_KEYS + ("threads", "smoke")
+            _fail(str(key), f"unknown override (from the command line); allowed: "
+                            f"{', '.join(allowed)} or a dotted path such as stop.seconds"
+                            f"{_suggest(key, allowed)}")
+    return data, threads, smoke
+
+
+def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) -> ExperimentConfig:
+    data = copy.deepcopy(data)
+    data, threads, smoke = _apply_overrides(data, overrides)
+    _check_keys(data, TOP_LEVEL_KEYS, "")
+
+    name = data.get("name")
+    if name is None:
+        name = default_name
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        _fail("name", f"expected a run name of letters, digits, '.', '_' or '-' (at most 100 "
+                      f"characters, used in the results folder name), got {_show(name)}")
+    dataset = _validate_dataset(data.get("dataset"), base_dir)
+    algorithm, spec, fields = _validate_algorithm(data.get("algorithm"), threads=threads,
+                                                  smoke=smoke)
+    grid = _validate_grid(data.get("grid"), spec, fields, algorithm.params, smoke=smoke)
+    cv = data.get("cv")
+    cv = 5 if cv is None else _as_int(cv, "cv", minimum=2, what="an integer >= 2 (folds)")
+    trials = data.get("trials")
+    trials = 1 if trials is None else _as_int(trials, "trials", minimum=1,
+                                              what="a positive integer")
+    if smoke:
+        trials = 1
+    seed = data.get("seed")
+    seed = 0 if seed is None else _as_int(seed, "seed", minimum=0, what="a non-negative integer")
+    if seed + trials - 1 > 2**32 - 1:
+        _fail("seed", f"seeds seed .. seed + trials - 1 must stay below 2**32, got seed={seed}, "
+                      f"trials={trials}")
+    stop = _validate_stop(data.get("stop"))
+    evaluate = _validate_evaluate(data.get("evaluate"), dataset)
+    return ExperimentConfig(name=name, dataset=dataset, algorithm=algorithm, grid=grid, cv=cv,
+                            trials=trials, seed=seed, stop=stop, evaluate=evaluate, source=source)
+
+
+def _safe_name(stem: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).lstrip("._-")[:100]
+    return name or "experiment"
+
+
+def _plain(value):
+    """Tuples -> lists, numpy scalars -> Python numbers: YAML/JSON-serialisable data."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

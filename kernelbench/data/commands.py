@@ -1,0 +1,98 @@
+"""`kernelbench datasets ...`: list, info, fetch, path.
+
+Problems are raised as DataError; the main CLI turns them into a message and exit code 2.
+Progress bars go to stderr and are silent when stderr is not a terminal.
+"""
+from __future__ import annotations
+
+import json
+
+import typer
+
+from .fetch import data_dirs, dataset_info, fetch
+from .registry import dataset_names
+
+datasets_app = typer.Typer(
+    help="Benchmark datasets: list them, show where their files are, download and verify them.",
+    no_args_is_help=True,
+)
+
+
+def _shape(info) -> str:
+    n = info["n_train"]
+    n_txt = f"{n:,}" if n else "?"
+    if info["n_test"]:
+        n_txt += f"+{info['n_test']:,}"
+    return f"{n_txt} x {info['d']}"
+
+
+@datasets_app.command("list")
+def list_command() -> None:
+    """All registry datasets: name, task, size (train+test x features), local availability, description."""
+    rows = []
+    for name in dataset_names():
+        info = dataset_info(name)
+        if info["format"] == "builtin":
+            local = "builtin"
+        elif info["available"]:
+            local = "yes"
+        else:
+            local = "train only" if info["files"]["train"]["local"] else "no"
+        rows.append((name, info["task"], _shape(info), local, info["description"]))
+    header = ("name", "task", "n x d", "local", "description")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    typer.echo(fmt.format(*header))
+    typer.echo(fmt.format(*("-" * w for w in widths), "-" * 11))
+    for r in rows:
+        typer.echo(fmt.format(*r))
+
+
+@datasets_app.command("info")
+def info_command(name: str = typer.Argument(..., help="a registry dataset name (see `datasets list`)"),
+                 as_json: bool = typer.Option(False, "--json", help="print the info as JSON")) -> None:
+    """Registry entry, resolved local files and cache paths of one dataset."""
+    info = dataset_info(name)
+    if as_json:
+        typer.echo(json.dumps(info, indent=2, default=str))
+        return
+    typer.echo(f"{info['name']}: {info['description']}")
+    typer.echo(f"  task: {info['task']}   format: {info['format']}   shape: {_shape(info)}")
+    typer.echo(f"  split protocol: {info['split']}")
+    if info["papers"]:
+        typer.echo(f"  papers: {', '.join(info['papers'])}")
+    if info["note"]:
+        typer.echo(f"  note: {info['note']}")
+    for role, f in info["files"].items():
+        typer.echo(f"  {role}: {f['name']}  ({f['n']} rows)" if f["n"] else f"  {role}: {f['name']}")
+        typer.echo(f"    url: {f['url'] or '(none: mirror-only)'}  compression: {f['compression']}"
+                   + (f"  member: {f['member']}" if f["member"] else ""))
+        typer.echo(f"    sha256 (decompressed): {f['sha256'] or 'unknown'}")
+        typer.echo(f"    local: {f['local'] or 'not found (looked for ' + ', '.join(f['looked_for']) + ')'}")
+    for note in info["notes"]:
+        typer.echo(f"  warning: {note}")
+    typer.echo(f"  cache dir: {info['cache_dir']}  (parsed arrays: {info['parsed_dir']})")
+    typer.echo(f"  mirrors: {', '.join(info['mirrors']) or '(none; set $KERNELBENCH_MIRROR)'}")
+    typer.echo(f"  registry: {info['registry']}")
+
+
+@datasets_app.command("fetch")
+def fetch_command(name: str = typer.Argument(..., help="a registry dataset name (see `datasets list`)"),
+                  quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars")) -> None:
+    """Make every file of a dataset available locally (cache or mirror), verify it, print the paths."""
+    paths = fetch(name, progress=not quiet)
+    if not paths:
+        typer.echo(f"{name}: builtin dataset, nothing to fetch")
+    for p in paths:
+        typer.echo(str(p))
+
+
+@datasets_app.command("path")
+def path_command() -> None:
+    """Print the cache dir ($KERNELBENCH_DATA) and the mirror dirs ($KERNELBENCH_MIRROR)."""
+    dirs = data_dirs()
+    typer.echo(f"cache: {dirs['cache']}")
+    for m in dirs["mirrors"]:
+        typer.echo(f"mirror: {m}{'' if m.is_dir() else '  (missing)'}")
+    if not dirs["mirrors"]:
+        typer.echo("mirror: (none; set $KERNELBENCH_MIRROR, colon-separated)")

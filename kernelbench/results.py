@@ -1,0 +1,491 @@
+"""The results contract (DESIGN.md §4): one run = one folder holding `results.csv` and `run.json`.
+
+    <out_dir>/<experiment>-<YYYYmmdd-HHMMSS>-<6 hex>/
+        results.csv     tidy: one row per evaluation point, columns `COLUMNS`
+        run.json        resolved config, versions, machine, git commit, start/end, status
+
+Crash safety:
+  * A run folder is made with an exclusive `mkdir`: an existing folder is never reused.
+  * Each row is ONE line (newlines inside text are replaced by spaces), written with a single
+    `os.write` on an `O_APPEND` descriptor and then `fsync`ed. A short or failed write is cut
+    back to the previous end of file, so a crash or a full disk never leaves a torn or
+    duplicated row, and the rows before it stay intact.
+  * `run.json` (and anything else written with `atomic_write_text`) goes to a temporary file in the
+    same folder which is flushed, fsynced and renamed over the target: it is never truncated in
+    place, a reader sees the old or the new version.
+  * A failed write (disk full, permissions) is an `OutputError` (a KernelbenchError) naming the path.
+
+The folder's timestamp is UTC, as are `started` / `ended` in run.json (ISO 8601).
+"""
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import errno
+import hashlib
+import io
+import json
+import math
+import numbers
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kernelbench.errors import KernelbenchError, OutputError
+
+__all__ = ["COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "read_results", "atomic_write_text",
+           "OutputError"]
+
+COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
+           "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
+           "objective", "train_error", "train_mse", "test_error", "test_mse", "predict_seconds",
+           "threads", "status", "message"]
+ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
+RUN_STATUSES = ("running", "finished", "failed", "interrupted")
+RESULTS_FILE = "results.csv"
+META_FILE = "run.json"
+
+_STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "status", "message")
+_INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
+                "n_support_vectors", "threads")
+_FLOAT_COLUMNS = ("train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",
+                  "predict_seconds")
+_RESERVED_META = ("run_id", "experiment", "status", "started", "ended", "duration_seconds")
+
+
+
+
+def _output_error(action: str, path, e: OSError) -> OutputError:
+    reason = e.strerror or str(e)
+    hint = ""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = "; the disk is full: free some space or write elsewhere (--out DIR)"
+    elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        hint = "; no permission to write there: choose another folder (--out DIR)"
+    return OutputError(f"cannot {action} {path}: {reason}{hint}")
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic file replacement
+# --------------------------------------------------------------------------------------------
+
+def atomic_write_text(path, text: str) -> None:
+    """Replace `path` with `text` (UTF-8) atomically: a temporary file in the same folder is
+    written, flushed, fsynced and renamed over `path` (os.replace); then the folder is fsynced.
+    Readers see the old or the new content, never a mix; on error the old file is untouched."""
+    path = Path(path)
+    data = text.encode("utf-8")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise _output_error("write", path, e) from e
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+            os.fchmod(fd, _file_mode(path))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as e:
+        _remove_quietly(tmp)
+        raise _output_error("write", path, e) from e
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _file_mode(path: Path) -> int:
+    """Keep an existing file's mode; a new one gets 0o666 minus the umask (mkstemp makes 0o600)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:   # read it without os.umask(), which would change it for every thread for a moment
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _remove_quietly(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename / file creation durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------------------------
+# Rows
+# --------------------------------------------------------------------------------------------
+
+def _cell(column: str, value) -> str:
+    """One CSV cell as text; missing / NaN / None -> empty."""
+    if column == "status" and value not in ROW_STATUSES:
+        raise ValueError(f"row status must be one of {', '.join(ROW_STATUSES)}, got {value!r}")
+    if value is None:
+        return ""
+    if column == "params":
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise ValueError(f"params must be a dict or a JSON string, got {value!r}") from None
+        return json.dumps(value, sort_keys=True, default=_json_default, allow_nan=True)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if math.isnan(value):
+            return ""
+        return repr(value)          # shortest text that reads back as the same float
+    return " ".join(str(value).splitlines())    # one physical line per row
+
+
+def _json_default(value):
+    if hasattr(value, "item"):           # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):         # numpy arrays
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _csv_line(cells: list[str]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow(cells)
+    return out.getvalue().encode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------
+
+class Run:
+    """One experiment run's folder. Picklable (it holds paths and metadata, no open file)."""
+
+    def __init__(self, path, meta: dict, *, _started_monotonic: float | None = None):
+        self.path = Path(path)
+        self.run_id: str = meta["run_id"]
+        self.experiment: str = meta.get("experiment", "")
+        self._meta = meta
+        self._started_monotonic = _started_monotonic
+
+    # --- creation -----------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, out_dir, experiment: str, config: dict, *, command: list[str] | None = None
+               ) -> "Run":
+        """Make a new, never-before-used run folder under `out_dir` with run.json (status
+        "running") and results.csv (the header)."""
+        out_dir = Path(out_dir)
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(experiment)).strip("._-")[:100] or "run"
+        config_text = json.dumps(config, sort_keys=True, default=_json_default)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise _output_error("create the results folder", out_dir, e) from e
+        for attempt in range(1000):
+            now = time.time()
+            stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+            digest = hashlib.sha256(
+                f"{config_text}|{time.time_ns()}|{os.getpid()}|{attempt}".encode()).hexdigest()[:6]
+            path = out_dir / f"{safe}-{stamp}-{digest}"
+            try:
+                os.mkdir(path)          # exclusive: fails if it exists, never reuses a folder
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                raise _output_error("create the run folder", path, e) from e
+        else:  # pragma: no cover - 1000 collisions of a 24-bit hash within one second
+            raise OutputError(f"could not find a free run folder name under {out_dir}")
+        started = _dt.datetime.fromtimestamp(now, _dt.timezone.utc)
+        meta = {
+            "run_id": path.name,
+            "experiment": str(experiment),
+            "status": "running",
+            "started": started.isoformat(),
+            "ended": None,
+            "duration_seconds": None,
+            "command": list(sys.argv if command is None else command),
+            "config": json.loads(config_text),
+            "versions": _versions(),
+            "machine": _machine(),
+            "hostname": socket.gethostname(),
+            **_git_state(),
+            "results_file": RESULTS_FILE,
+            "columns": list(COLUMNS),
+        }
+        run = cls(path, meta, _started_monotonic=time.monotonic())
+        header = _csv_line(COLUMNS)
+        csv_path = path / RESULTS_FILE
+        try:
+            fd = os.open(csv_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o666)
+            try:
+                if os.write(fd, header) != len(header):
+                    raise OSError(errno.EIO, "short write")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise _output_error("write", csv_path, e) from e
+        run._write_meta()
+        return run
+
+    @classmethod
+    def open(cls, path) -> "Run":
+        """An existing run folder (e.g. to resume it or to finish it from another process)."""
+        path = Path(path)
+        try:
+            meta = json.loads((path / META_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise OutputError(f"cannot read {path / META_FILE}: {e}") from e
+        return cls(path, meta)
+
+    # --- rows ---------------------------------------------------------------------------------
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS_FILE
+
+    @property
+    def meta(self) -> dict:
+        return dict(self._meta)
+
+    def append(self, row: dict) -> None:
+        """Append one evaluation point. Unknown columns are a bug (ValueError); missing ones are
+        left empty, except run_id / experiment (this run's) and status (default "ok")."""
+        unknown = [k for k in row if k not in COLUMNS]
+        if unknown:
+            raise ValueError(f"unknown result column(s) {unknown}; the columns are {COLUMNS}")
+        row = {"run_id": self.run_id, "experiment": self.experiment, "status": "ok", **row}
+        line = _csv_line([_cell(c, row.get(c)) for c in COLUMNS])
+        path = self.results_path
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        except OSError as e:
+            raise _output_error("append to", path, e) from e
+        try:
+            size_before = os.fstat(fd).st_size
+            try:
+                written = os.write(fd, line)      # ONE write: the row lands whole or not at all
+                if written != len(line):
+                    raise OSError(errno.ENOSPC, f"short write ({written} of {len(line)} bytes)")
+                os.fsync(fd)
+            except OSError as e:
+                self._cut_back(fd, size_before, len(line))
+                raise _output_error("append a row to", path, e) from e
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _cut_back(fd: int, size_before: int, line_length: int) -> None:
+        """Remove a partly written row; only when nobody else appended meanwhile."""
+        try:
+            size_now = os.fstat(fd).st_size
+            if size_before < size_now <= size_before + line_length:
+                os.ftruncate(fd, size_before)
+                os.fsync(fd)
+        except OSError:
+            pass
+
+    # --- metadata -----------------------------------------------------------------------------
+
+    def update_meta(self, **extra) -> None:
+        """Add or replace fields of run.json (e.g. dataset description, peak memory)."""
+        reserved = [k for k in extra if k in _RESERVED_META]
+        if reserved:
+            raise ValueError(f"run.json fields {reserved} are managed by Run (use finish())")
+        self._meta.update(extra)
+        self._write_meta()
+
+    def finish(self, status: str = "finished", **extra) -> None:
+        """Mark the run finished | failed | interrupted, with end time, duration and extra fields
+        (e.g. error=..., summary=...)."""
+        if status not in RUN_STATUSES[1:]:
+            raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES[1:])}, "
+                             f"got {status!r}")
+        reserved = [k for k in extra if k in _RESERVED_META]
+        if reserved:
+            raise ValueError(f"run.json fields {reserved} are managed by Run")
+        ended = _dt.datetime.now(_dt.timezone.utc)
+        if self._started_monotonic is not None:
+            duration = time.monotonic() - self._started_monotonic
+        else:
+            try:
+                duration = (ended - _dt.datetime.fromisoformat(self._meta["started"])).total_seconds()
+            except (KeyError, TypeError, ValueError):
+                duration = None
+        self._meta.update(extra)
+        self._meta.update(status=status, ended=ended.isoformat(), duration_seconds=duration)
+        self._write_meta()
+
+    @property
+    def status(self) -> str:
+        return self._meta.get("status", "running")
+
+    def _write_meta(self) -> None:
+        text = json.dumps(self._meta, indent=2, default=_json_default, allow_nan=False) + "\n"
+        atomic_write_text(self.path / META_FILE, text)
+
+    # --- context manager ----------------------------------------------------------------------
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            if self.status == "running":
+                self.finish("finished")
+            return False
+        status = "interrupted" if issubclass(exc_type, KeyboardInterrupt) else "failed"
+        message = f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__
+        try:
+            self.finish(status, error=message)
+        except (OSError, KernelbenchError, ValueError) as e:   # never hide the original error
+            print(f"kernelbench: could not record the {status} status of {self.path}: {e}",
+                  file=sys.stderr)
+        return False
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.path)!r}, status={self.status!r})"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+def read_results(run_dir):
+    """results.csv of a run folder (or the CSV itself) as a DataFrame with typed columns:
+    text columns as str ("" when empty), counts as nullable Int64, measurements as float64."""
+    import pandas as pd
+
+    path = Path(run_dir)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise OutputError(f"cannot read results {path}: {e.strerror or e}") from e
+    if data and not data.endswith(b"\n"):
+        # Only possible after a power loss between write and fsync: drop the incomplete tail.
+        data = data[: data.rfind(b"\n") + 1]
+    dtypes = {c: str for c in _STRING_COLUMNS}
+    dtypes.update({c: "Int64" for c in _INT_COLUMNS})
+    dtypes.update({c: "float64" for c in _FLOAT_COLUMNS})
+    frame = pd.read_csv(io.BytesIO(data), dtype=dtypes, keep_default_na=False, na_values=[""])
+    for column in COLUMNS:
+        if column not in frame.columns:      # a file written by an older schema
+            frame[column] = pd.Series(dtype=dtypes[column] if dtypes[column] is not str else object)
+    for column in _STRING_COLUMNS:
+        frame[column] = frame[column].fillna("").astype(str)
+    extra = [c for c in frame.columns if c not in COLUMNS]
+    return frame[COLUMNS + extra]
+
+
+# --------------------------------------------------------------------------------------------
+# Provenance
+# --------------------------------------------------------------------------------------------
+
+def _versions() -> dict:
+    from importlib import metadata
+
+    import kernelbench
+
+    versions = {"python": platform.python_version(),
+                "kernelbench": getattr(kernelbench, "__version__", None)}
+    for dist in ("numpy", "scipy", "scikit-learn", "pandas", "cython"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    return versions
+
+
+def _machine() -> dict:
+    machine = {"platform": platform.platform(), "architecture": platform.machine(),
+               "processor": platform.processor() or None, "cpu_count": os.cpu_count(),
+               "cpu_affinity": None, "memory_total_bytes": None}
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                machine["processor"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    if hasattr(os, "sched_getaffinity"):
+        try:
+            machine["cpu_affinity"] = len(os.sched_getaffinity(0))
+        except OSError:
+            pass
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                machine["memory_total_bytes"] = int(line.split()[1]) * 1024
+                break
+    except (OSError, ValueError, IndexError):
+        pass
+    if machine["memory_total_bytes"] is None:
+        try:
+            machine["memory_total_bytes"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):
+            pass
+    return machine
+
+
+def _git_state() -> dict:
+    """Commit of the kernelbench source tree, or None when the package is not a git checkout
+    (e.g. installed into site-packages: then the enclosing repository is someone else's)."""
+    import kernelbench
+
+    root = Path(kernelbench.__file__).resolve().parent.parent
+    state = {"git_commit": None, "git_dirty": None}
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=root,
+                             capture_output=True, text=True, timeout=5, check=False)
+        lines = out.stdout.split()
+        if out.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != root:
+            return state
+        if re.fullmatch(r"[0-9a-f]{40,64}", lines[1]):
+            state["git_commit"] = lines[1]
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=normal", "--",
+                                "kernelbench"], cwd=root, capture_output=True, text=True,
+                               timeout=5, check=False)
+        if dirty.returncode == 0:
+            state["git_dirty"] = bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return state

@@ -1,0 +1,434 @@
+"""The config layer (DESIGN.md §3): valid configs resolve, every invalid one is a ConfigError that
+names the field by its dotted path."""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kernelbench import config as config_module
+from kernelbench.config import (ExperimentConfig, config_from_dict, config_to_dict, expand_grid,
+                                load_config)
+from kernelbench.errors import ConfigError, KernelbenchError
+from kernelbench.registry import ALGORITHMS, register_algorithm
+
+DATASETS = ["a9a", "digits86", "susy"]
+
+
+@dataclass
+class DummyParams:
+    C: float = 1.0
+    gamma: float | str = "median"
+    loss: Literal["hinge", "logistic"] = "hinge"
+    batch_size: int = 256
+    block_size: int | None = None
+    eta: float = 10.0
+    threads: int = 1
+    shuffle: bool = True
+    note: str = "x"
+    budget: int = 0          # 0 = unlimited: a default outside the positive range is allowed
+
+
+@dataclass
+class SingleThreadParams:
+    C: float = 1.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registry_and_datasets():
+    """A dummy algorithm (the real solvers are written elsewhere) and a fake dataset registry."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config_module, "_dataset_names", lambda: list(DATASETS))
+        register_algorithm("dummy", factory=lambda p: p, description="test double",
+                           tasks=("binary",), smoke_params={"batch_size": 8})(DummyParams)
+        register_algorithm("single", factory=lambda p: p, description="no threads",
+                           tasks=("binary",))(SingleThreadParams)
+        try:
+            yield
+        finally:
+            ALGORITHMS.pop("dummy", None)
+            ALGORITHMS.pop("single", None)
+
+
+def full_config() -> dict:
+    return {
+        "name": "a9a_dummy",
+        "dataset": {"name": "a9a", "subsample": 1000, "test": "official", "labeled": 200,
+                    "scale": "standard"},
+        "algorithm": {"name": "dummy", "params": {"C": 1.0, "gamma": 0.1, "loss": "logistic",
+                                                  "batch_size": 64, "eta": 10}},
+        "grid": {"C": {"log10": [-3, 3, 7]}, "gamma": [0.01, 0.1]},
+        "cv": 3,
+        "trials": 4,
+        "seed": 7,
+        "stop": {"passes": 2, "seconds": 60},
+        "evaluate": {"every": 100, "on": ["objective", "test_error"]},
+    }
+
+
+def raises_at(field_path: str, data=None, *, match: str | None = None, **kwargs):
+    """Assert config_from_dict(data) raises a ConfigError whose message names `field_path`."""
+    with pytest.raises(ConfigError) as info:
+        config_from_dict(full_config() if data is None else data, **kwargs)
+    message = str(info.value)
+    assert field_path in message, message
+    if match is not None:
+        assert match in message, message
+    return message
+
+
+def with_(path: str, value, base=None) -> dict:
+    data = copy.deepcopy(full_config() if base is None else base)
+    *parents, last = path.split(".")
+    target = data
+    for p in parents:
+        target = target[p]
+    target[last] = value
+    return data
+
+
+def without(path: str) -> dict:
+    data = full_config()
+    *parents, last = path.split(".")
+    target = data
+    for p in parents:
+        target = target[p]
+    del target[last]
+    return data
+
+
+# ---------------------------------------------------------------------------------------------
+# Valid configs
+# ---------------------------------------------------------------------------------------------
+
+def test_full_config_resolves_and_round_trips(tmp_path):
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(full_config()))
+    cfg = load_config(path)
+    assert isinstance(cfg, ExperimentConfig)
+    assert cfg.source == str(path)
+    assert cfg.dataset.name == "a9a" and cfg.dataset.subsample == 1000
+    assert cfg.algorithm.params["gamma"] == 0.1
+    assert cfg.algorithm.params["eta"] == 10.0 and isinstance(cfg.algorithm.params["eta"], float)
+    assert cfg.algorithm.params["shuffle"] is True           # default filled in
+    assert cfg.algorithm.params["budget"] == 0               # default, not range-checked
+    assert cfg.grid["C"] == [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
+    assert cfg.stop.passes == 2.0 and cfg.stop.seconds == 60.0 and cfg.stop.iterations is None
+    assert cfg.evaluate.on == ("objective", "test_error")
+
+    resolved = config_to_dict(cfg)
+    # YAML- and JSON-serialisable, and reading it back gives the same config.
+    import json
+    again = config_from_dict(yaml.safe_load(yaml.safe_dump(resolved)))
+    assert again == config_from_dict(json.loads(json.dumps(resolved)))
+    assert again == ExperimentConfig(**{**cfg.__dict__, "source": None})
+
+
+def test_minimal_config_takes_documented_defaults(tmp_path):
+    path = tmp_path / "my run.yaml"
+    path.write_text("dataset: {name: digits86}\nalgorithm: {name: dummy}\n")
+    cfg = load_config(path)
+    assert cfg.name == "my_run"                 # the file stem, made folder-safe
+    assert (cfg.cv, cfg.trials, cfg.seed, cfg.grid) == (5, 1, 0, {})
+    assert (cfg.stop.passes, cfg.stop.iterations, cfg.stop.seconds) == (1.0, None, None)
+    assert cfg.evaluate.every == 10
+    assert cfg.evaluate.on == ("objective", "train_error", "test_error")
+    assert cfg.dataset.test == "official" and cfg.dataset.scale == "none"
+    assert cfg.algorithm.params == {"C": 1.0, "gamma": "median", "loss": "hinge",
+                                    "batch_size": 256, "block_size": None, "eta": 10.0,
+                                    "threads": 1, "shuffle": True, "note": "x", "budget": 0}
+
+
+def test_yaml_exponent_strings_are_numbers(tmp_path):
+    # PyYAML reads 1e-3 (no dot) as the string "1e-3".
+    path = tmp_path / "e.yaml"
+    path.write_text("dataset: {name: a9a, subsample: 1e4, test: 2e-1}\n"
+                    "algorithm: {name: dummy, params: {C: 1e-3, gamma: 1e-2, batch_size: 1e2}}\n")
+    cfg = load_config(path)
+    assert cfg.algorithm.params["C"] == 0.001
+    assert cfg.algorithm.params["gamma"] == 0.01
+    assert cfg.algorithm.params["batch_size"] == 100
+    assert cfg.dataset.subsample == 10_000 and cfg.dataset.test == 0.2
+
+
+def test_user_data_path_is_resolved_against_the_config_folder(tmp_path):
+    (tmp_path / "data").mkdir()
+    data_file = tmp_path / "data" / "mine.svm"
+    data_file.write_text("1 1:0.5\n")
+    path = tmp_path / "mine.yaml"
+    path.write_text("dataset: {path: data/mine.svm}\nalgorithm: dummy\n")
+    cfg = load_config(path)
+    assert cfg.dataset.path == str(data_file.resolve()) and cfg.dataset.name is None
+    assert cfg.dataset.test == 0.2              # no official split for a user file
+
+    path.write_text("dataset: {path: data/missing.svm}\nalgorithm: dummy\n")
+    with pytest.raises(ConfigError, match=r"dataset\.path.*missing\.svm"):
+        load_config(path)
+
+
+def test_train_objective_is_an_alias_and_test_metrics_need_a_test_set():
+    cfg = config_from_dict(with_("evaluate.on", ["train_objective", "test_mse"]))
+    assert cfg.evaluate.on == ("objective", "test_mse")
+    no_test = with_("dataset.test", "none")
+    assert config_from_dict(with_("evaluate", {}, no_test)).evaluate.on == ("objective",
+                                                                            "train_error")
+    raises_at("evaluate.on[1]", no_test, match="test set")
+
+
+# ---------------------------------------------------------------------------------------------
+# Invalid configs: the message names the field
+# ---------------------------------------------------------------------------------------------
+
+def test_unknown_top_level_key_is_refused_with_a_suggestion():
+    message = raises_at("trails", with_("trails", 3))
+    assert "did you mean 'trials'" in message and "dataset" in message
+
+
+@pytest.mark.parametrize("path", ["dataset.nmae", "algorithm.parms", "stop.pases",
+                                  "evaluate.evry", "algorithm.params.gama", "grid.gama"])
+def test_unknown_nested_key_is_refused(path):
+    base = full_config()
+    if path == "grid.gama":
+        data = with_(path, [1.0])
+    else:
+        data = with_(path, 1)
+    assert base != data
+    message = raises_at(path, data)
+    assert "did you mean" in message
+
+
+def test_unknown_algorithm_lists_known_ones():
+    message = raises_at("algorithm.name", with_("algorithm.name", "dumy"))
+    assert "dummy" in message and "single" in message and "did you mean 'dummy'" in message
+
+
+def test_unknown_dataset_lists_known_ones():
+    message = raises_at("dataset.name", with_("dataset.name", "a9"))
+    assert "digits86" in message and "path:" in message
+
+
+@pytest.mark.parametrize("path, value", [
+    ("cv", "five"), ("trials", "3"), ("seed", True), ("cv", 2.5),
+    ("dataset.subsample", [1]), ("algorithm.params.batch_size", "many"),
+    ("algorithm.params.batch_size", True), ("algorithm.params.C", [1.0]),
+    ("algorithm.params.C", "0.5"), ("algorithm.params.shuffle", 1),
+    ("algorithm.params.loss", "hinj"), ("algorithm.params.gamma", "medain"),
+    ("algorithm.params.note", 3), ("algorithm.params", [1]), ("dataset.scale", "std"),
+    ("dataset.test", "offical"), ("evaluate.on", ["accuracy"]), ("stop", 5),
+])
+def test_wrong_types_and_choices(path, value):
+    field_path = "evaluate.on[0]" if path == "evaluate.on" else path
+    raises_at(field_path, with_(path, value))
+
+
+@pytest.mark.parametrize("path, value", [
+    ("cv", 1), ("trials", 0), ("seed", -1), ("dataset.subsample", 0), ("dataset.labeled", -5),
+    ("evaluate.every", 0), ("stop.passes", 0), ("stop.seconds", -1), ("stop.iterations", 0),
+    ("dataset.test", 1.0), ("dataset.test", 0), ("algorithm.params.C", 0),
+    ("algorithm.params.gamma", -1), ("algorithm.params.batch_size", 0),
+    ("algorithm.params.block_size", -3), ("algorithm.params.threads", -1),
+    ("algorithm.params.C", float("nan")), ("algorithm.params.gamma", float("inf")),
+    ("algorithm.params.eta", float("-inf")), ("stop.passes", float("nan")),
+])
+def test_absurd_values(path, value):
+    raises_at(path, with_(path, value))
+
+
+def test_threads_zero_means_all_cores():
+    assert config_from_dict(with_("algorithm.params.threads", 0)).algorithm.params["threads"] == 0
+
+
+def test_grid_values_are_checked_like_params():
+    raises_at("grid.C[0]", with_("grid.C", [0, 1]))
+    raises_at("grid.gamma[1]", with_("grid.gamma", [0.1, "x"]))
+    raises_at("grid.C", with_("grid.C", []))
+    raises_at("grid.C.log10", with_("grid.C", {"log10": [1, 2]}))
+    raises_at("grid.C.lin", with_("grid.C", {"lin": [1, 2, 3]}))
+    raises_at("grid", with_("grid", {"C": {"log10": [0, 1, 1000]},
+                                     "gamma": {"log10": [0, 1, 1000]}}))
+
+
+def test_dataset_needs_exactly_one_of_name_and_path(tmp_path):
+    f = tmp_path / "d.svm"
+    f.write_text("")
+    raises_at("dataset", with_("dataset", {"name": "a9a", "path": str(f)}), match="not both")
+    raises_at("dataset", with_("dataset", {"subsample": 10}), match="exactly one")
+    raises_at("dataset", without("dataset"), match="required")
+    raises_at("dataset.test", with_("dataset", {"path": str(f), "test": "official"}))
+
+
+def test_missing_algorithm_and_name_rules():
+    raises_at("algorithm", without("algorithm"))
+    raises_at("algorithm.name", with_("algorithm", {"params": {}}))
+    raises_at("name", with_("name", "a/b"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------------
+
+def test_invalid_yaml_reports_line_and_column(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("dataset: {name: a9a}\nalgorithm: [dummy\nseed: 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value) and "line 3" in str(info.value)
+
+
+@pytest.mark.parametrize("text, match", [("", "empty"), ("# only a comment\n", "empty"),
+                                         ("- a\n- b\n", "mapping"), ("42\n", "mapping")])
+def test_empty_or_non_mapping_file(tmp_path, text, match):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_or_unreadable_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found") as info:
+        load_config(tmp_path / "nope.yaml")
+    assert "nope.yaml" in str(info.value)
+    with pytest.raises(ConfigError, match="folder"):
+        load_config(tmp_path)
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ConfigError, match="UTF-8"):
+        load_config(tmp_path / "bin.yaml")
+
+
+def test_python_specific_yaml_tags_are_refused(tmp_path):
+    path = tmp_path / "evil.yaml"
+    path.write_text("name: !!python/object/apply:os.system ['echo hi']\n")
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        load_config(path)
+
+
+def test_field_errors_from_a_file_name_the_file_and_the_field(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump(with_("algorithm.params.gamma", -1)))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value) and "algorithm.params.gamma" in str(info.value)
+    assert info.value.field == "algorithm.params.gamma"
+
+
+# ---------------------------------------------------------------------------------------------
+# Grid expansion
+# ---------------------------------------------------------------------------------------------
+
+def test_expand_grid_cartesian_product_in_a_fixed_order():
+    cells = expand_grid({"gamma": [1, 2], "C": {"log10": [-1, 1, 3]}})
+    assert cells == [{"C": c, "gamma": g} for c in (0.1, 1.0, 10.0) for g in (1, 2)]
+    assert expand_grid({}) == [{}] and expand_grid(None) == [{}]
+    spaced = expand_grid({"C": {"log10": [-3, 3, 13]}})
+    np.testing.assert_allclose([c["C"] for c in spaced], np.logspace(-3, 3, 13), rtol=1e-11)
+
+
+def test_resolved_grid_expands_and_int_params_get_ints():
+    cfg = config_from_dict(with_("grid", {"batch_size": {"log10": [1, 3, 3]}, "loss": ["hinge"]}))
+    assert cfg.grid == {"batch_size": [10, 100, 1000], "loss": ["hinge"]}
+    assert len(expand_grid(cfg.grid)) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# Overrides
+# ---------------------------------------------------------------------------------------------
+
+def test_overrides_seed_threads_and_dotted_paths(tmp_path):
+    path = tmp_path / "o.yaml"
+    path.write_text(yaml.safe_dump(full_config()))
+    cfg = load_config(path, overrides={"seed": 3, "threads": 2, "cv": None,
+                                       "stop.seconds": 5, "algorithm.params.C": 2})
+    assert cfg.seed == 3 and cfg.algorithm.params["threads"] == 2 and cfg.cv == 3
+    assert cfg.stop.seconds == 5.0 and cfg.algorithm.params["C"] == 2.0
+    with pytest.raises(ConfigError, match=r"algorithm\.params\.threads"):
+        load_config(path, overrides={"threads": -2})
+    with pytest.raises(ConfigError, match="seed"):
+        load_config(path, overrides={"seed": "x"})
+    with pytest.raises(ConfigError, match="unknown override"):
+        load_config(path, overrides={"sed": 1})
+
+
+def test_threads_override_refused_for_single_threaded_algorithm():
+    data = with_("algorithm", {"name": "single"})
+    data["grid"] = {}
+    message = raises_at("threads", data, overrides={"threads": 4})
+    assert "'single' has no `threads` parameter" in message
+
+
+def test_smoke_override_uses_smoke_params_and_a_small_grid():
+    cfg = config_from_dict(full_config(), overrides={"smoke": True})
+    assert cfg.algorithm.params["batch_size"] == 8 and cfg.trials == 1
+    assert cfg.grid["C"] == [0.001, 0.01]
+
+
+# ---------------------------------------------------------------------------------------------
+# Property: any mutation of a valid config validates or is a ConfigError, never anything else
+# ---------------------------------------------------------------------------------------------
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
+                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+                         st.sampled_from(["1e-3", "1e400", "median", "official", "a9a", "dummy",
+                                          "none", "0.5", "-1", "\x00"]))
+
+
+def _containers(data, path=()):
+    """Every mapping in the config with its path (the levels a key can be added to)."""
+    yield path, data
+    for key, value in data.items():
+        if isinstance(value, dict):
+            yield from _containers(value, path + (key,))
+
+
+def _leaves(data, path=()):
+    for key, value in data.items():
+        yield path + (key,)
+        if isinstance(value, dict):
+            yield from _leaves(value, path + (key,))
+
+
+@st.composite
+def mutated_configs(draw):
+    data = full_config()
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        kind = draw(st.sampled_from(["drop", "add", "replace"]))
+        if kind == "add":
+            containers = list(_containers(data))
+            path, target = draw(st.sampled_from(containers))
+            key = draw(st.one_of(st.text(max_size=8), st.sampled_from(["C", "gama", "names"])))
+            target[key] = draw(json_scalars)
+            continue
+        leaves = list(_leaves(data))
+        if not leaves:
+            break
+        path = draw(st.sampled_from(leaves))
+        parent = data
+        for p in path[:-1]:
+            parent = parent[p]
+        if kind == "drop":
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(json_scalars)
+    return data
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_configs())
+def test_mutated_configs_validate_or_raise_config_error(data):
+    try:
+        cfg = config_from_dict(data)
+    except ConfigError as e:
+        assert str(e)
+        assert isinstance(e, KernelbenchError)
+    else:
+        assert isinstance(cfg, ExperimentConfig)
+        for value in cfg.algorithm.params.values():
+            assert not (isinstance(value, float) and not math.isfinite(value))
+        assert config_from_dict(config_to_dict(cfg)) == cfg
