@@ -13,6 +13,7 @@ import textwrap
 import numpy  # noqa: F401  (build requirement; not needed for headers)
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 from setuptools._distutils.ccompiler import new_compiler
 from setuptools._distutils.errors import CompileError, LinkError
 from setuptools._distutils.sysconfig import customize_compiler
@@ -61,7 +62,18 @@ def extension(name):
                      extra_link_args=link_args)
 
 
+class build_py_with_registry(build_py):
+    """Ship datasets/registry.yaml inside the wheel (kernelbench/data/registry.yaml)."""
+
+    def run(self):
+        super().run()
+        target = os.path.join(self.build_lib, "kernelbench", "data", "registry.yaml")
+        self.mkpath(os.path.dirname(target))
+        self.copy_file(os.path.join("datasets", "registry.yaml"), target)
+
+
 setup(
+    cmdclass={"build_py": build_py_with_registry},
     ext_modules=cythonize(
         [extension(n) for n in ("_random_features", "_losses", "_dsg")],
         compiler_directives={"language_level": 3},

@@ -24,8 +24,14 @@ def uniform01(key, counters):
     return ((h >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53
 
 
-def feature_block(seed, block, n_features, d, kernel="rbf", gamma=1.0):
-    """ω (n_features × d) and phases b of block `block`, from the documented counter scheme."""
+def feature_block(seed, block, n_features, d, kernel="rbf", gamma=1.0, scalar_libm=False):
+    """ω (n_features × d) and phases b of block `block`, from the documented counter scheme.
+
+    scalar_libm=True evaluates log/cos/tan with Python's `math` (the C library's scalar libm, as
+    the compiled generator does) instead of NumPy's SIMD ufuncs, which may differ by an ulp: with
+    it the result is bit-for-bit what a correct compiled generator must produce."""
+    if scalar_libm:
+        return _feature_block_scalar(seed, block, n_features, d, kernel, gamma)
     with np.errstate(over="ignore"):
         key = splitmix64(splitmix64(np.uint64(seed)) + np.uint64(block))
     j = np.arange(n_features, dtype=np.uint64)[:, None]
@@ -38,6 +44,29 @@ def feature_block(seed, block, n_features, d, kernel="rbf", gamma=1.0):
         u2 = uniform01(key, base + np.uint64(2) * k + np.uint64(1))
         W = np.sqrt(2 * gamma) * np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)
     b = 2 * np.pi * uniform01(key, base[:, 0] + np.uint64(2 * d))
+    return W, b
+
+
+def _counters(seed, block, n_features, d):
+    with np.errstate(over="ignore"):
+        key = splitmix64(splitmix64(np.uint64(seed)) + np.uint64(block))
+    j = np.arange(n_features, dtype=np.uint64)[:, None]
+    k = np.arange(d, dtype=np.uint64)[None, :]
+    return key, j * np.uint64(2 * d + 1), k
+
+
+def _feature_block_scalar(seed, block, n_features, d, kernel, gamma):
+    import math
+    key, base, k = _counters(seed, block, n_features, d)
+    u1 = uniform01(key, base + np.uint64(2) * k)
+    if kernel == "laplacian":
+        W = np.array([[gamma * math.tan(math.pi * (u - 0.5)) for u in row] for row in u1])
+    else:
+        u2 = uniform01(key, base + np.uint64(2) * k + np.uint64(1))
+        W = np.array([[math.sqrt(2 * gamma) * math.sqrt(-2 * math.log(a)) * math.cos(2 * math.pi * c)
+                       for a, c in zip(r1, r2)] for r1, r2 in zip(u1, u2)])
+    W = W.reshape(n_features, d)
+    b = 2 * math.pi * uniform01(key, base[:, 0] + np.uint64(2 * d))
     return W, b
 
 

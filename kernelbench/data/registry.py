@@ -22,7 +22,11 @@ PROTOCOLS = ("official", "stratified", "random", "tail")
 BUILTIN_SOURCES = ("sklearn_digits_8_vs_6",)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
-DEFAULT_REGISTRY = Path(__file__).resolve().parents[2] / "datasets" / "registry.yaml"
+# The repository's datasets/registry.yaml (source checkout, editable install); a wheel carries a
+# copy next to this module (setup.py copies it at build time).
+_REPO_REGISTRY = Path(__file__).resolve().parents[2] / "datasets" / "registry.yaml"
+_PACKAGED_REGISTRY = Path(__file__).resolve().parent / "registry.yaml"
+DEFAULT_REGISTRY = _REPO_REGISTRY if _REPO_REGISTRY.exists() else _PACKAGED_REGISTRY
 
 
 @dataclass(frozen=True)

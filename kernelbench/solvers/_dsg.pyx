@@ -22,7 +22,7 @@ import numpy as np
 
 from cython cimport floating
 from cython.parallel cimport prange, threadid
-from libc.math cimport isfinite
+from libc.math cimport isfinite, fabs
 from libc.stdint cimport uint64_t
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
@@ -41,7 +41,7 @@ OPENMP_BUILD = bool(KB_OPENMP)   # tests fail if a prange module was built witho
 
 cdef enum:
     STATUS_OK = 0
-    STATUS_DIVERGED = 1          # f or a coefficient became NaN/inf
+    STATUS_DIVERGED = 1          # f or a coefficient became NaN/inf, or |f| exceeded f_bound
     STATUS_STEP_TOO_LARGE = 2    # γ_t λ ≥ 1: the shrink factor (1 − γ_t λ) would flip signs
 
 OK, DIVERGED, STEP_TOO_LARGE = STATUS_OK, STATUS_DIVERGED, STATUS_STEP_TOO_LARGE
@@ -136,18 +136,19 @@ cdef class DSGCore:
     cdef public int kernel, loss, threads
     cdef public bint cache_features
     cdef public Py_ssize_t n_dims, n_outputs, block_size, n_blocks, n_iter
-    cdef public double gamma, lam, step, t0, scale
+    cdef public double gamma, lam, step, t0, scale, f_bound
     cdef public uint64_t seed
     cdef public object R, W, b          # R: (n_outputs, capacity) float64; W: (capacity, d); b: (capacity,)
 
     def __init__(self, *, n_dims, n_outputs, block_size, kernel, gamma, loss, lam, step, t0,
-                 seed, dtype, cache_features, threads):
+                 seed, dtype, cache_features, threads, f_bound=1e300):
         self.n_dims, self.n_outputs, self.block_size = n_dims, n_outputs, block_size
         self.kernel = {"rbf": KERNEL_RBF, "laplacian": KERNEL_LAPLACIAN}[kernel]
         self.gamma, self.loss, self.lam, self.step, self.t0 = gamma, loss, lam, step, t0
         self.seed = <uint64_t>seed
         self.dtype = np.dtype(dtype)
         self.cache_features, self.threads = cache_features, threads
+        self.f_bound = f_bound      # |f(x)| beyond this is an explosion, i.e. divergence
         self.n_blocks = 0
         self.n_iter = 0
         self.scale = 1.0
@@ -203,16 +204,16 @@ cdef class DSGCore:
         return self._train_f64(X, Y, rows, batch_size)
 
     # ---- typed entry points (one per dtype; the bodies are the fused functions below) ----
-    def _predict_f32(self, float[:, ::1] X, double[:, ::1] F):
+    def _predict_f32(self, const float[:, ::1] X, double[:, ::1] F):
         _predict_impl(self, &X[0, 0], X.shape[0], &F[0, 0])
 
-    def _predict_f64(self, double[:, ::1] X, double[:, ::1] F):
+    def _predict_f64(self, const double[:, ::1] X, double[:, ::1] F):
         _predict_impl(self, &X[0, 0], X.shape[0], &F[0, 0])
 
-    def _train_f32(self, float[:, ::1] X, double[:, ::1] Y, const long long[::1] rows, Py_ssize_t batch_size):
+    def _train_f32(self, const float[:, ::1] X, const double[:, ::1] Y, const long long[::1] rows, Py_ssize_t batch_size):
         return _train_impl(self, &X[0, 0], X.shape[0], Y, rows, batch_size)
 
-    def _train_f64(self, double[:, ::1] X, double[:, ::1] Y, const long long[::1] rows, Py_ssize_t batch_size):
+    def _train_f64(self, const double[:, ::1] X, const double[:, ::1] Y, const long long[::1] rows, Py_ssize_t batch_size):
         return _train_impl(self, &X[0, 0], X.shape[0], Y, rows, batch_size)
 
 
@@ -236,7 +237,7 @@ cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F
                     &Wbuf[0, 0], &bbuf[0], &Z[0], rows, F, core.threads)
 
 
-cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, double[:, ::1] Y,
+cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const double[:, ::1] Y,
                        const long long[::1] rows, Py_ssize_t batch_size):
     cdef Py_ssize_t d = core.n_dims, K = core.n_outputs, Fb = core.block_size
     cdef Py_ssize_t n_rows = rows.shape[0], cap = core.R.shape[1]
@@ -281,7 +282,7 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, double[:, 
             for i in range(nb):                                   # g_i = ℓ'(f(x_i), y_i)
                 row = rows[start + i]
                 for k in range(K):
-                    if not isfinite(Fx[i, k]):
+                    if not (fabs(Fx[i, k]) <= core.f_bound):      # also catches NaN
                         status = STATUS_DIVERGED
                     G[i, k] = loss_derivative(loss, Fx[i, k], Y[row, k])
             if status != STATUS_OK:

@@ -26,6 +26,7 @@ from kernelbench.solvers.kernels import KERNELS, resolve_gamma
 
 CLASSIFICATION_LOSSES = ("hinge", "logistic", "smooth_hinge", "squared")
 REGRESSION_LOSSES = ("squared",)
+DIVERGENCE_FACTOR = 1e8   # |f(x)| > 1e8 · max(1, max|y|) counts as divergence (an exploding iterate)
 
 
 def doc(text, default):
@@ -41,10 +42,11 @@ class DSGParams:
     kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) or laplacian exp(-γ‖x−x'‖₁)", "rbf")
     gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
     C: float = doc("regularisation: λ = 1/(n·C)", 1.0)
-    batch_size: int = doc("mini-batch size B (points per iteration)", 256)
-    block_size: int = doc("random features F added per iteration", 64)
-    step: float = doc("step-size scale θ in γ_t = θ/(t0 + t)", 1.0)
-    t0: float = doc("step-size offset t0 in γ_t = θ/(t0 + t)", 1.0)
+    batch_size: int = doc("mini-batch size B (points per iteration)", 64)
+    block_size: int = doc("random features F added per iteration", 32)
+    step: float | None = doc("step-size scale θ in γ_t = θ/(t0 + t); None = auto: 10·t0 for margin "
+                             "losses (γ_1 ≈ 10), 1·t0 for squared (its curvature 1 needs γ ≲ 1)", None)
+    t0: float = doc("step-size offset t0 in γ_t = θ/(t0 + t)", 100.0)
     dtype: Literal["float32", "float64"] = doc("precision of features and phases (coefficients are float64)", "float32")
     cache_features: bool = doc("keep ω in memory (fast); False regenerates ω from seeds (O(#coef) memory)", True)
     threads: int = doc("OpenMP/BLAS threads; 0 = all cores", 1)
@@ -69,9 +71,9 @@ register_algorithm(
 class _DSGBase(IterativeEstimator):
     _losses: tuple[str, ...] = ()
 
-    def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=256,
-                 block_size=64, step=1.0, t0=1.0, dtype="float32", cache_features=True, threads=1,
-                 passes=1.0, random_state=None):
+    def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
+                 block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
+                 threads=1, passes=1.0, random_state=None):
         self.loss = loss
         self.kernel = kernel
         self.gamma = gamma
@@ -98,8 +100,11 @@ class _DSGBase(IterativeEstimator):
             raise SolverError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
         if not (isinstance(self.block_size, (int, np.integer)) and self.block_size >= 1):
             raise SolverError(f"block_size must be a positive integer, got {self.block_size!r}")
-        if not (np.isfinite(self.step) and self.step > 0 and np.isfinite(self.t0) and self.t0 >= 0):
-            raise SolverError(f"step must be > 0 and t0 >= 0, got step={self.step!r}, t0={self.t0!r}")
+        if not (np.isfinite(self.t0) and self.t0 >= 0):
+            raise SolverError(f"t0 must be >= 0, got {self.t0!r}")
+        self.step_ = self._auto_step() if self.step is None else float(self.step)
+        if not (np.isfinite(self.step_) and self.step_ > 0):
+            raise SolverError(f"step must be a positive number or None (auto), got {self.step!r}")
         seed = int(np.random.default_rng(self.random_state).integers(2**63))
         try:
             self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
@@ -108,9 +113,13 @@ class _DSGBase(IterativeEstimator):
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
         self.core_ = _dsg.DSGCore(
             n_dims=X.shape[1], n_outputs=1, block_size=int(self.block_size), kernel=self.kernel,
-            gamma=self.gamma_, loss=LOSSES[self.loss], lam=self.lambda_, step=float(self.step),
+            gamma=self.gamma_, loss=LOSSES[self.loss], lam=self.lambda_, step=self.step_,
             t0=float(self.t0), seed=seed, dtype=self.dtype, cache_features=bool(self.cache_features),
-            threads=resolve_threads(self.threads))
+            threads=resolve_threads(self.threads),
+            f_bound=DIVERGENCE_FACTOR * max(1.0, float(np.max(np.abs(self._train_Y)))))
+
+    def _auto_step(self):
+        return float(self.t0 or 1.0) * (1.0 if self.loss == "squared" else 10.0)
 
     def _train_rows(self, X, Y, rows):
         core = self.core_
@@ -119,12 +128,13 @@ class _DSGBase(IterativeEstimator):
             status, steps = core.train(X, Y, np.ascontiguousarray(rows, dtype=np.int64), int(self.batch_size))
         if status == _dsg.DIVERGED:
             raise DivergenceError(
-                f"DSG diverged at iteration {core.n_iter}: predictions or coefficients became NaN/inf. "
-                f"Use a smaller step (step={self.step}) or a larger t0 (t0={self.t0}).")
+                f"DSG diverged at iteration {core.n_iter}: predictions or coefficients became NaN/inf "
+                f"or exploded (|f| > {core.f_bound:.3g}). Use a smaller step (step={self.step_:g}) "
+                f"or a larger t0 (t0={self.t0:g}).")
         if status == _dsg.STEP_TOO_LARGE:
             raise DivergenceError(
                 f"DSG step too large at iteration {core.n_iter + 1}: γ_t·λ ≥ 1 with γ_t = "
-                f"{self.step}/({self.t0} + t) and λ = {self.lambda_:.3g}. Use a smaller step, a "
+                f"{self.step_:g}/({self.t0:g} + t) and λ = {self.lambda_:.3g}. Use a smaller step, a "
                 "larger t0, or a larger C.")
         return steps
 
@@ -158,9 +168,9 @@ class DSGRegressor(RegressionMixin, _DSGBase):
     """Kernel ridge regression trained by DSG (squared loss)."""
     _losses = REGRESSION_LOSSES
 
-    def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=256,
-                 block_size=64, step=1.0, t0=1.0, dtype="float32", cache_features=True, threads=1,
-                 passes=1.0, random_state=None):
+    def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=64,
+                 block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
+                 threads=1, passes=1.0, random_state=None):
         super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
                          block_size=block_size, step=step, t0=t0, dtype=dtype,
                          cache_features=cache_features, threads=threads, passes=passes,
