@@ -169,10 +169,15 @@ cdef class DSGCore:
             self.W, self.b = W, b
 
     def reserve(self, Py_ssize_t n_more_blocks):
-        """Room for n_more_blocks new blocks (amortised doubling)."""
+        """Room for n_more_blocks new blocks (amortised doubling); writable arrays (a model
+        unpickled from read-only memory gets its own copies before it trains further)."""
         need = (self.n_blocks + n_more_blocks) * self.block_size
         if need > self.R.shape[1]:
             self._allocate(max(need, 2 * self.R.shape[1]))
+        for name in ("R", "W", "b"):
+            array = getattr(self, name)
+            if array is not None and not array.flags.writeable:
+                setattr(self, name, array.copy())
 
     @property
     def n_random_features(self):
@@ -223,11 +228,11 @@ cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F
     cdef floating[::1] Z = np.empty(core.threads * rows * FEATURE_CHUNK, dtype=core.dtype)
     cdef floating[:, ::1] Wbuf = np.empty((chunk if not core.cache_features else 1, d), dtype=core.dtype)
     cdef floating[::1] bbuf = np.empty(chunk if not core.cache_features else 1, dtype=core.dtype)
-    cdef floating[:, ::1] Wc
-    cdef floating[::1] bc
+    cdef const floating[:, ::1] Wc      # const: a model loaded from a read-only memmap predicts too
+    cdef const floating[::1] bc
     cdef const floating* Wp = NULL
     cdef const floating* bp = NULL
-    cdef double[:, ::1] R = core.R
+    cdef const double[:, ::1] R = core.R
     if core.cache_features:
         Wc, bc = core.W, core.b
         Wp, bp = &Wc[0, 0], &bc[0]

@@ -129,6 +129,11 @@ class IterativeEstimator(BaseEstimator):
         self.run(self.steps_per_pass)
         return self.finish()
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True      # CSR accepted (densified within MAX_DENSE_BYTES)
+        return tags
+
     def decision_function(self, X):
         check_is_fitted(self, "n_iter_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
@@ -156,10 +161,12 @@ class BinaryClassifierMixin(ClassifierMixin):
             declared = getattr(self, "_declared_classes", None)
             self.classes_ = np.unique(y) if declared is None else np.unique(declared)
             if len(self.classes_) != 2:
+                found = (f"only 1 class ({self.classes_[0]!r})" if len(self.classes_) == 1 else
+                         f"{len(self.classes_)} classes ({self.classes_[:10].tolist()})")
                 raise SolverError(
                     f"{type(self).__name__} is a binary classifier and needs exactly 2 classes; got "
-                    f"{len(self.classes_)} ({self.classes_[:10].tolist()}). Multi-class arrives with "
-                    "the DSG-family work; for now pick two classes or use a regression loss.")
+                    f"{found}. Multi-class arrives with the DSG-family work; for now pick two "
+                    "classes or use a regression loss.")
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise SolverError(f"labels {unknown[:10].tolist()} were not among the classes {self.classes_.tolist()}")
@@ -167,6 +174,11 @@ class BinaryClassifierMixin(ClassifierMixin):
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
 
 
 class RegressionMixin(RegressorMixin):
