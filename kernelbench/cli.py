@@ -53,9 +53,12 @@ def grid(
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
-    """Hyper-parameter grid with k-fold cross-validation."""
-    from kernelbench.config import expand_grid, load_config
+    """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
+    cell refitted and evaluated on the test part."""
+    from kernelbench.config import load_config
+    from kernelbench.runner import grid_search
 
     overrides = _overrides(seed, threads)
     if cv is not None:
@@ -63,11 +66,12 @@ def grid(
             raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
         overrides["cv"] = cv
     cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
-    cells = expand_grid(cfg.grid) if cfg.grid else [{}]
-    raise KernelbenchError(
-        f"config {cfg.name!r} is valid ({len(cells)} grid cells × {cfg.cv} folds × {cfg.trials} "
-        "trials), but `kernelbench grid` arrives with the grid-search issue; for now use "
-        "`kernelbench run`, which runs every grid cell on the test split without CV.")
+    if cfg.dataset.test == "none":
+        raise ConfigError("dataset.test: grid refits the best cell and evaluates it on the test part; "
+                          "set dataset.test to 'official' or a fraction")
+    path = grid_search(cfg, out_dir=out, quiet=quiet, command=sys.argv)
+    _print_grid_summary(path)
+    typer.echo(f"results: {path / 'results.csv'}")
 
 
 @app.command("algorithms")
@@ -90,6 +94,9 @@ def figures(
     """Render every registered figure whose data is present, from results CSVs only."""
     from kernelbench.figures import render_all
 
+    if not results.is_dir():
+        raise KernelbenchError(f"results folder {results} does not exist; pass the folder that holds "
+                               "your run folders (default: results/)")
     written = render_all(results, out)
     if not written:
         typer.echo(f"no figure has data under {results} yet (run an experiment first)")
@@ -101,6 +108,22 @@ def _mount_datasets():
     from kernelbench.data.commands import datasets_app
 
     app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
+
+
+def _print_grid_summary(run_dir: Path):
+    import json
+
+    meta = json.loads((run_dir / "run.json").read_text())
+    for row in meta.get("cells", []):
+        mean_key = next(k for k in row if k.startswith("mean_"))
+        std_key = mean_key.replace("mean_", "std_")
+        typer.echo(f"{json.dumps(row['params'], sort_keys=True)}: {mean_key[5:]} "
+                   f"{row[mean_key]:.4f} ± {row[std_key]:.4f}")
+    best = meta.get("best", {})
+    typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}")
+    for row in meta.get("refit", []):
+        metric = "test_mse" if row.get("test_mse") is not None else "test_error"
+        typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
 
 
 def _print_summary(run_dir: Path):

@@ -55,10 +55,7 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     if smoke and data.X_test is not None and data.X_test.shape[0] > SMOKE_TEST_ROWS:
         keep = np.random.default_rng(cfg.seed).choice(data.X_test.shape[0], SMOKE_TEST_ROWS, replace=False)
         data = replace(data, X_test=data.X_test[keep], y_test=data.y_test[keep])
-    n = data.X_train.shape[0]
-    rng = np.random.default_rng(cfg.seed)
-    eval_rows = np.sort(rng.choice(n, EVAL_TRAIN_ROWS, replace=False)) if n > EVAL_TRAIN_ROWS else np.arange(n)
-    return Prepared(spec, data, eval_rows)
+    return Prepared(spec, data, _eval_rows(data.X_train.shape[0], cfg.seed))
 
 
 def smoke_config(cfg: ExperimentConfig, spec: AlgorithmSpec) -> ExperimentConfig:
@@ -97,14 +94,74 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
     return run.path
 
 
+def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None) -> Path:
+    """k-fold cross-validation over the grid on the training part (stratified for classification),
+    then a refit of the best cell on the whole training part, evaluated on the test part.
+    Every (cell, fold) is a row (fold = 0..k-1, validation metric in the test_* column); the refit
+    rows have an empty fold. Cells run one after another (parallel runs arrive with the grid issue)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    show = not quiet and sys.stderr.isatty()
+    prepared = prepare_experiment(cfg, progress=show)
+    data = prepared.data
+    regression = data.task == "regression"
+    metric = "test_mse" if regression else "test_error"
+    splitter = (KFold if regression else StratifiedKFold)(n_splits=cfg.cv, shuffle=True,
+                                                        random_state=cfg.seed)
+    y = data.y_train
+    if not regression and np.min(np.unique(y, return_counts=True)[1]) < cfg.cv:
+        raise DataError(f"dataset {data.name!r}: a class has fewer samples than the {cfg.cv} folds; "
+                        "use fewer folds (--cv) or more data")
+    folds = list(splitter.split(np.zeros(len(y)), y))
+    cells = expand_grid(cfg.grid) if cfg.grid else [{}]
+    with Run.create(out_dir, cfg.name, config_to_dict(cfg), command=command) as run:
+        run.update_meta(dataset=_describe(data), cv=cfg.cv)
+        table = []
+        bar = tqdm(total=len(cells) * len(folds), desc="grid", unit="fit", disable=not show)
+        for cell in cells:
+            params = {**cfg.algorithm.params, **cell}
+            scores = []
+            for fold, (train_rows, valid_rows) in enumerate(folds):
+                part = replace(data, X_train=data.X_train[train_rows], y_train=y[train_rows],
+                               X_test=data.X_train[valid_rows], y_test=y[valid_rows])
+                last = train_and_evaluate(
+                    Prepared(prepared.spec, part, _eval_rows(len(train_rows), cfg.seed)), params,
+                    seed=cfg.seed, stop=cfg.stop, every=None, on=(metric,), run=run,
+                    experiment=cfg.name, trial=0, fold=fold, show=False)
+                scores.append(last.get(metric, np.nan) if last.get("status") == "ok" else np.nan)
+                bar.update(1)
+            table.append({"params": cell, f"mean_{metric}": float(np.mean(scores)),
+                          f"std_{metric}": float(np.std(scores)), "folds": scores})
+        bar.close()
+        finite = [row for row in table if np.isfinite(row[f"mean_{metric}"])]
+        if not finite:
+            run.finish("failed", cells=table, error="every grid cell diverged or failed")
+            raise DataError("every grid cell diverged or failed (see results.csv); try smaller steps")
+        best = min(finite, key=lambda row: row[f"mean_{metric}"])
+        refit = []
+        for trial in range(cfg.trials):
+            last = train_and_evaluate(prepared, {**cfg.algorithm.params, **best["params"]},
+                                      seed=cfg.seed + trial, stop=cfg.stop, every=cfg.evaluate.every,
+                                      on=cfg.evaluate.on, run=run, experiment=cfg.name, trial=trial,
+                                      show=show)
+            refit.append({k: last.get(k) for k in ("trial", "status", "test_error", "test_mse")})
+        run.finish("finished", cells=table, best=best, refit=refit)
+    return run.path
+
+
+def _eval_rows(n: int, seed: int) -> np.ndarray:
+    if n <= EVAL_TRAIN_ROWS:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, EVAL_TRAIN_ROWS, replace=False))
+
+
 def train_and_evaluate(prepared: Prepared, params: dict, *, seed: int, stop: StopConfig,
-                       every: int, on, run: Run, experiment: str, trial: int, fold="",
-                       X_eval=None, y_eval=None, show=False) -> dict:
+                       every: int | None, on, run: Run, experiment: str, trial: int, fold="",
+                       show=False) -> dict:
     """Train one estimator, appending a row at iteration 0, every `every` iterations and at the
-    end. (X_eval, y_eval) replaces the test part (for cross-validation folds). Returns the last row."""
+    end (every=None: one row, at the end). Returns the last row."""
     data, spec = prepared.data, prepared.spec
-    if X_eval is None:
-        X_eval, y_eval = data.X_test, data.y_test
+    X_eval, y_eval = data.X_test, data.y_test
     estimator = spec.build(params, seed=seed, task=data.task)
     resolved = {**spec.defaults(), **params}
     base = {"experiment": experiment, "dataset": data.name, "algorithm": spec.name,
@@ -115,13 +172,18 @@ def train_and_evaluate(prepared: Prepared, params: dict, *, seed: int, stop: Sto
     estimator.begin(data.X_train, data.y_train)
     total = _total_steps(stop, estimator.steps_per_pass)
     train_seconds = 0.0
-    row = _evaluate(estimator, base, 0.0, on, X_sub, y_sub, X_eval, y_eval, data.task)
-    run.append(row)
+    row = {}
+    if every is not None:
+        row = _evaluate(estimator, base, 0.0, on, X_sub, y_sub, X_eval, y_eval, data.task)
+        run.append(row)
+        chunk_size = every
+    else:
+        chunk_size = total if math.isfinite(total) else 10**9
     bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {trial}",
                unit="it", disable=not show, leave=False)
     try:
         while estimator.n_iter_ < total and not (stop.seconds and train_seconds >= stop.seconds):
-            chunk = int(min(every, total - estimator.n_iter_))
+            chunk = int(min(chunk_size, total - estimator.n_iter_))
             started = time.perf_counter()
             done = estimator.run(chunk)
             train_seconds += time.perf_counter() - started

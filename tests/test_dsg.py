@@ -392,7 +392,7 @@ def test_regressor_objective_and_training_decreases_it():
 
 
 # ---------------------------------------------------------------------------------------------
-# known bugs found while writing these tests (xfail strict: they fail once fixed)
+# regressions: bugs found while writing these tests, now fixed
 # ---------------------------------------------------------------------------------------------
 
 def _readonly(a):
@@ -419,32 +419,24 @@ def test_read_only_inputs(what, dtype):
     np.testing.assert_array_equal(m.predict(_readonly(X)), ref)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "BUG _dsg.pyx _predict_impl: `double[:, ::1] R = core.R` and `floating[:, ::1] Wc = core.W` "
-    "need writable buffers, so a model whose arrays are read-only (joblib.load(mmap_mode='r'), "
-    "sklearn's check_estimators_pickle(readonly_memmap=True)) cannot predict"))
-def test_read_only_model_can_predict():
+@pytest.mark.parametrize("cache", [True, False])
+def test_read_only_model_can_predict(cache):
+    """A model loaded read-only (joblib.load(mmap_mode='r')) predicts as the writable one."""
     X, y = _moons(60)
-    m = DSGClassifier(**FAST, random_state=0).fit(X, y)
-    m.core_.R.setflags(write=False)
-    m.core_.W.setflags(write=False)
-    m.core_.b.setflags(write=False)
-    m.predict(X)
+    m = DSGClassifier(**FAST, cache_features=cache, random_state=0).fit(X, y)
+    expected = m.decision_function(X)
+    for arr in (m.core_.R, m.core_.W, m.core_.b):
+        if arr is not None:
+            arr.setflags(write=False)
+    np.testing.assert_array_equal(m.decision_function(X), expected)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "BUG base.py BinaryClassifierMixin.predict evaluates self.classes_ before decision_function's "
-    "check_is_fitted, so an unfitted classifier raises AttributeError, not NotFittedError"))
 def test_unfitted_predict_raises_not_fitted_error():
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         DSGClassifier().predict(np.zeros((2, 2)))
 
 
-@pytest.mark.xfail(strict=True, raises=SolverError, reason=(
-    "BUG base.py partial_fit stores _declared_classes and _model_ready on the estimator and "
-    "begin()/fit() never clears them: after partial_fit(..., classes=[0, 1]) a later fit() on other "
-    "labels fails ('labels [3, 7] were not among the classes [0, 1]') instead of starting afresh"))
 def test_fit_after_partial_fit_starts_afresh():
     X, y = _moons(64)
     m = DSGClassifier(**FAST, random_state=0)
@@ -472,56 +464,9 @@ NOT_APPLICABLE = {
     "DSGRegressor": {},
 }
 
-# Checks that fail because of a bug in our estimators (see the report); run by hand below as
-# strict xfails, so the suite notices once they are fixed. Keys: check id as sklearn prints it.
-_TAGS_BUG = ("BUG dsg.py: no __sklearn_tags__; DSGClassifier is binary-only but keeps the default "
-             "tag classifier_tags.multi_class=True, so sklearn feeds it 3-class data")
-_SPARSE_TAG_BUG = ("BUG dsg.py: accepts CSR input (densified by as_dense) but keeps the default tag "
-                   "input_tags.sparse=False")
-_READONLY_BUG = ("BUG _dsg.pyx: non-const memoryviews reject read-only X / y / model arrays "
-                 "('buffer source array is read-only')")
-BUGS = {
-    "DSGClassifier": {
-        "check_fit_score_takes_y": _TAGS_BUG,
-        "check_estimators_overwrite_params": _TAGS_BUG,
-        "check_dont_overwrite_parameters": _TAGS_BUG,
-        "check_estimators_fit_returns_self": _TAGS_BUG,
-        "check_readonly_memmap_input": _TAGS_BUG,
-        "check_n_features_in_after_fitting": _TAGS_BUG,
-        "check_positive_only_tag_during_fit": _TAGS_BUG,
-        "check_dtype_object": _TAGS_BUG + "; also the 'unknown' target-type error lacks "
-                                          "'Unknown label type'",
-        "check_estimator_sparse_tag": _TAGS_BUG + "; " + _SPARSE_TAG_BUG,
-        "check_estimator_sparse_array": _TAGS_BUG,
-        "check_estimator_sparse_matrix": _TAGS_BUG,
-        "check_f_contiguous_array_estimator": _TAGS_BUG,
-        "check_classifiers_classes": _TAGS_BUG,
-        "check_estimators_partial_fit_n_features": _TAGS_BUG,
-        "check_classifiers_train": _TAGS_BUG + "; " + _READONLY_BUG,
-        "check_classifiers_train(readonly_memmap=True)": _TAGS_BUG + "; " + _READONLY_BUG,
-        "check_classifiers_train(readonly_memmap=True,X_dtype=float32)": _TAGS_BUG + "; " + _READONLY_BUG,
-        "check_supervised_y_2d": _TAGS_BUG,
-        "check_methods_sample_order_invariance": _TAGS_BUG,
-        "check_methods_subset_invariance": _TAGS_BUG,
-        "check_dict_unchanged": _TAGS_BUG,
-        "check_fit2d_predict1d": _TAGS_BUG,
-        "check_estimators_unfitted": "BUG base.py BinaryClassifierMixin.predict: AttributeError "
-                                     "(classes_) instead of NotFittedError before fit",
-        "check_fit2d_1sample": "BUG base.py BinaryClassifierMixin._encode_targets: the 1-class "
-                               "message says 'got 1 ([1])' instead of naming '1 class'",
-        "check_estimators_pickle(readonly_memmap=True)": _READONLY_BUG,
-    },
-    "DSGRegressor": {
-        "check_estimator_sparse_tag": _SPARSE_TAG_BUG,
-        "check_estimators_pickle(readonly_memmap=True)": _READONLY_BUG,
-        "check_regressors_train(readonly_memmap=True)": _READONLY_BUG,
-        "check_regressors_train(readonly_memmap=True,X_dtype=float32)": _READONLY_BUG,
-        "check_regressor_data_not_an_array": _READONLY_BUG + " (y is a read-only view)",
-        "check_regressors_no_decision_function": "BUG base.py: DSGRegressor inherits "
-                                                 "decision_function from IterativeEstimator; "
-                                                 "regressors must not have one",
-    },
-}
+# Checks failing because of a known bug in our estimators (none now): run by hand below as strict
+# xfails, so the suite notices once they are fixed. Keys: check id as sklearn prints it.
+BUGS: dict = {"DSGClassifier": {}, "DSGRegressor": {}}
 
 
 def _check_id(check):
@@ -535,9 +480,7 @@ def _expected_failed_checks(estimator):
 
 @parametrize_with_checks(
     [DSGClassifier(batch_size=8, block_size=8, passes=2, random_state=0),
-     # the regressor needs a step suited to its λ to reach sklearn's R² > 0.5 in a few passes:
-     # with the default step=1, γ_t λ ≈ 0.005/t and 5 passes barely move (R² ≈ 0.1). t0 = step
-     # keeps γ_1 λ < 1 even for n = 1 (λ = 1/(nC) = 1; check_fit2d_1sample)
+     # step = t0 keeps γ_1 λ < 1 even for n = 1 (λ = 1/(nC) = 1; check_fit2d_1sample)
      DSGRegressor(batch_size=8, block_size=8, passes=3, step=30.0, t0=30.0, random_state=0)],
     expected_failed_checks=_expected_failed_checks, xfail_strict=True)
 def test_sklearn_estimator_checks(estimator, check):
@@ -550,3 +493,12 @@ def test_sklearn_estimator_checks(estimator, check):
     except Exception:  # noqa: BLE001  the known bug
         pytest.xfail(reason)
     pytest.fail(f"known-bug check now passes; remove it from BUGS: {reason}")
+
+
+def test_step_too_large_reports_the_right_iteration():
+    X, _ = _moons(20)
+    m = DSGRegressor(step=1e6, t0=1.0, batch_size=4, block_size=4, gamma=1.0, random_state=0)
+    with pytest.raises(DivergenceError) as info:
+        m.fit(X, X[:, 0])                     # γ_1 λ = 1e6/2 · 1/20 ≥ 1 at iteration 1
+    assert "at iteration 1:" in str(info.value)
+    assert m.core_.n_iter == m.core_.n_blocks == 0

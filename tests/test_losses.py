@@ -81,7 +81,7 @@ def test_derivative_matches_finite_difference(name, f, y):
 @settings(max_examples=200, deadline=None)
 @given(f=st.floats(-1e3, 1e3, allow_nan=False), y=st.floats(-1e3, 1e3, allow_nan=False))
 def test_squared_loss_with_real_targets(f, y):
-    np.testing.assert_allclose(loss_values("squared", [f], [y])[0], 0.5 * (f - y) ** 2, rtol=1e-14)
+    np.testing.assert_allclose(loss_values("squared", [f], [y])[0], 0.5 * (f - y) ** 2, rtol=1e-14, atol=1e-300)  # subnormals round differently
     g = loss_derivatives("squared", [f], [y])[0]
     assert g == f - y
     h = 1e-3 * max(1.0, abs(f))
@@ -123,10 +123,6 @@ def test_unknown_loss_name(func):
         func("huber", [0.0], [1.0])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG kernelbench/solvers/_losses.pyx loss_values/loss_derivatives: lengths of f and y are not "
-    "checked; with boundscheck=False y shorter than f is read out of bounds (garbage values) and y "
-    "longer than f is silently truncated"))
 @pytest.mark.parametrize("func", [loss_values, loss_derivatives])
 @pytest.mark.parametrize("n_f, n_y", [(5, 2), (2, 5)])
 def test_mismatched_lengths_raise(func, n_f, n_y):

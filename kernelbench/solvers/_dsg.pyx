@@ -292,12 +292,12 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
                     G[i, k] = loss_derivative(loss, Fx[i, k], Y[row, k])
             if status != STATUS_OK:
                 break
-            it += 1
-            gamma_t = core.step / (core.t0 + it)
+            gamma_t = core.step / (core.t0 + it + 1)              # γ_t, t = it + 1
             shrink = 1.0 - gamma_t * core.lam                     # Alg. 1 line 6, as one scale
             if shrink <= 0.0:
                 status = STATUS_STEP_TOO_LARGE
                 break
+            it += 1
             scale *= shrink
             if Wp != NULL:                                        # ω of the new block, seed = block
                 Wnew = &Wc[0, 0] + m * d

@@ -6,6 +6,11 @@ LOSSES = {"hinge": LOSS_HINGE, "logistic": LOSS_LOGISTIC, "squared": LOSS_SQUARE
           "smooth_hinge": LOSS_SMOOTH_HINGE}
 
 
+def _check_lengths(f, y):
+    if f.shape[0] != y.shape[0]:
+        raise ValueError(f"f and y must have the same length, got {f.shape[0]} and {y.shape[0]}")
+
+
 def _code(name):
     if name not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {name!r}")
@@ -17,6 +22,7 @@ def loss_values(name, f, y):
     cdef int code = _code(name)
     cdef double[::1] fv = np.ascontiguousarray(f, dtype=np.float64).ravel()
     cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64).ravel()
+    _check_lengths(fv, yv)
     out = np.empty(fv.shape[0])
     cdef double[::1] ov = out
     cdef Py_ssize_t i
@@ -31,6 +37,7 @@ def loss_derivatives(name, f, y):
     cdef int code = _code(name)
     cdef double[::1] fv = np.ascontiguousarray(f, dtype=np.float64).ravel()
     cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64).ravel()
+    _check_lengths(fv, yv)
     out = np.empty(fv.shape[0])
     cdef double[::1] ov = out
     cdef Py_ssize_t i

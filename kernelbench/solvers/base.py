@@ -59,15 +59,16 @@ class IterativeEstimator(BaseEstimator):
             raise SolverError(f"C must be a positive number, got {self.C!r}")
 
     # ---- the stepping protocol -----------------------------------------------------------
-    def begin(self, X, y):
-        """Validate (X, y), set up the model; no iteration is run."""
+    def begin(self, X, y, *, classes=None):
+        """Validate (X, y), set up the model; no iteration is run. `classes` (classifiers): all
+        labels the model will ever see (partial_fit's first call), default the labels in y."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              y_numeric=not self._is_classifier(), reset=True)
         if X.shape[0] < 1:
             raise SolverError("no training samples")
         self._validate_params_common()
         self._train_X = X
-        self._train_Y = self._encode_targets(y, fitting=True)
+        self._train_Y = self._encode_targets(y, fitting=True, classes=classes)
         self._rng = np.random.default_rng(self.random_state)
         self._order = self._rng.permutation(X.shape[0])
         self._position = 0
@@ -112,18 +113,15 @@ class IterativeEstimator(BaseEstimator):
         return self.finish()
 
     def partial_fit(self, X, y, classes=None):
-        """One pass over (X, y). The first call sets up the model (λ uses this chunk's size)."""
-        if not hasattr(self, "n_iter_") or not hasattr(self, "_model_ready"):
-            if classes is not None and self._is_classifier():
-                self._declared_classes = np.asarray(classes)
-            self.begin(X, y)
-            self._model_ready = True
+        """One pass over (X, y), continuing the model; the first call sets it up (λ then uses
+        this chunk's size, and `classes` must name every label to come)."""
+        if not hasattr(self, "n_iter_"):
+            self.begin(X, y, classes=classes)
         else:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                                  y_numeric=not self._is_classifier(), reset=False)
             self._train_X = X
             self._train_Y = self._encode_targets(y, fitting=False)
-            self.__dict__.pop("_dense_X_cache", None)
             self._order = self._rng.permutation(X.shape[0])
             self._position = 0
         self.run(self.steps_per_pass)
@@ -134,11 +132,11 @@ class IterativeEstimator(BaseEstimator):
         tags.input_tags.sparse = True      # CSR accepted (densified within MAX_DENSE_BYTES)
         return tags
 
-    def decision_function(self, X):
+    def _raw_decision(self, X):
+        """f(X) as (n, n_outputs), after the fitted and input checks."""
         check_is_fitted(self, "n_iter_")
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        F = self._decision(X)
-        return F.ravel() if F.shape[1] == 1 else F
+        return self._decision(X)
 
     # ---- helpers ---------------------------------------------------------------------------
     def _dense_train_X(self):
@@ -153,27 +151,31 @@ class IterativeEstimator(BaseEstimator):
 class BinaryClassifierMixin(ClassifierMixin):
     """Labels ↔ y ∈ {-1, +1} (classes_[1] is +1), as the margin losses need."""
 
-    def _encode_targets(self, y, fitting):
+    def _encode_targets(self, y, fitting, classes=None):
         if fitting:
             kind = type_of_target(y)
             if kind not in ("binary", "multiclass"):
-                raise SolverError(f"classification needs discrete class labels; got targets of type {kind!r}")
-            declared = getattr(self, "_declared_classes", None)
-            self.classes_ = np.unique(y) if declared is None else np.unique(declared)
+                raise SolverError(f"Unknown label type: classification needs discrete class labels; "
+                                  f"got targets of type {kind!r}")
+            self.classes_ = np.unique(y) if classes is None else np.unique(np.asarray(classes))
             if len(self.classes_) != 2:
                 found = (f"only 1 class ({self.classes_[0]!r})" if len(self.classes_) == 1 else
                          f"{len(self.classes_)} classes ({self.classes_[:10].tolist()})")
                 raise SolverError(
-                    f"{type(self).__name__} is a binary classifier and needs exactly 2 classes; got "
-                    f"{found}. Multi-class arrives with the DSG-family work; for now pick two "
-                    "classes or use a regression loss.")
+                    f"Only binary classification is supported: {type(self).__name__} needs exactly "
+                    f"2 classes; got {found}. Multi-class arrives with the DSG-family work; for now "
+                    "pick two classes or use a regression loss.")
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise SolverError(f"labels {unknown[:10].tolist()} were not among the classes {self.classes_.tolist()}")
         return np.where(y == self.classes_[1], 1.0, -1.0).reshape(-1, 1)
 
+    def decision_function(self, X):
+        return self._raw_decision(X).ravel()
+
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0      # first: it raises NotFittedError before fit
+        return self.classes_[positive.astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -182,11 +184,11 @@ class BinaryClassifierMixin(ClassifierMixin):
 
 
 class RegressionMixin(RegressorMixin):
-    def _encode_targets(self, y, fitting):
+    def _encode_targets(self, y, fitting, classes=None):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise SolverError("regression targets contain NaN or inf")
         return y.reshape(-1, 1)
 
     def predict(self, X):
-        return self.decision_function(X)
+        return self._raw_decision(X).ravel()
