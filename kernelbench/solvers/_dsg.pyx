@@ -78,6 +78,26 @@ cdef void _regenerate(uint64_t seed, Py_ssize_t block_size, Py_ssize_t first_fea
                           W + j * d, b + j)
 
 
+cdef void _rows_times_features(const floating* X, Py_ssize_t r0, Py_ssize_t nr, Py_ssize_t d,
+                               const floating* W, const floating* bb, Py_ssize_t c0, Py_ssize_t mc,
+                               const double* R, Py_ssize_t capacity, Py_ssize_t n_outputs,
+                               double scale, floating* Zt, double* F) noexcept nogil:
+    """F[r0:r0+nr] += scale · cos(X[r0:r0+nr] W[c0:c0+mc]ᵀ + b) R[:, c0:c0+mc]ᵀ, one thread."""
+    cdef Py_ssize_t i, k
+    cdef floating* z
+    _phases(X + r0 * d, nr, d, W, mc, Zt)
+    for i in range(nr):
+        z = Zt + i * mc
+        if floating is float:
+            kb_cos_shift_f32(z, bb, mc)
+            for k in range(n_outputs):
+                F[(r0 + i) * n_outputs + k] += scale * kb_dot_f32(z, R + k * capacity + c0, mc)
+        else:
+            kb_cos_shift_f64(z, bb, mc)
+            for k in range(n_outputs):
+                F[(r0 + i) * n_outputs + k] += scale * kb_dot_f64(z, R + k * capacity + c0, mc)
+
+
 cdef void _accumulate(const floating* X, Py_ssize_t n, Py_ssize_t d,
                       const floating* Wcache, const floating* bcache,
                       uint64_t seed, Py_ssize_t block_size, int kernel, double gamma,
@@ -87,41 +107,37 @@ cdef void _accumulate(const floating* X, Py_ssize_t n, Py_ssize_t d,
                       double* F, int threads) noexcept nogil:
     """F (n × K) += f(X) = scale · Σ_{j<m} R[:, j] cos(ω_j·x + b_j)   (Alg. 2).
 
-    Features are the outer loop so that, without a cache, each ω is regenerated once per call.
     Rows are split in chunks of `row_chunk`; each OpenMP thread runs the GEMM, cos and dot
     products of its own chunks in its own slice of Z (threads × row_chunk × FEATURE_CHUNK), with
-    BLAS itself single-threaded (the caller pins it), so no two thread pools spin on the cores."""
-    cdef Py_ssize_t c0, mc, chunk, n_chunks, r0, nr, i, k
-    cdef const floating* W
-    cdef const floating* bb
+    BLAS itself single-threaded (the caller pins it), so no two thread pools spin on the cores.
+    With cached ω there is ONE parallel region per call (a thread walks every feature chunk for
+    its rows): few barriers, so a busy core delays the others little. Without the cache, each
+    chunk of ω is regenerated once, in parallel, and then used by all rows."""
+    cdef Py_ssize_t c0, mc, chunk, n_chunks, r0, nr
     cdef floating* Zt
-    cdef floating* z
     n_chunks = (n + row_chunk - 1) // row_chunk
-    c0 = 0
-    while c0 < m:
-        mc = min(FEATURE_CHUNK, m - c0)
-        if Wcache != NULL:
-            W = Wcache + c0 * d
-            bb = bcache + c0
-        else:
-            _regenerate(seed, block_size, c0, mc, d, kernel, gamma, Wbuf, bbuf, threads)
-            W = Wbuf
-            bb = bbuf
+    if m == 0:
+        return
+    if Wcache != NULL:
         for chunk in prange(n_chunks, num_threads=threads, schedule="static"):
             Zt = Z + threadid() * row_chunk * FEATURE_CHUNK
             r0 = chunk * row_chunk
             nr = min(row_chunk, n - r0)
-            _phases(X + r0 * d, nr, d, W, mc, Zt)
-            for i in range(nr):
-                z = Zt + i * mc
-                if floating is float:
-                    kb_cos_shift_f32(z, bb, mc)
-                    for k in range(n_outputs):
-                        F[(r0 + i) * n_outputs + k] += scale * kb_dot_f32(z, R + k * capacity + c0, mc)
-                else:
-                    kb_cos_shift_f64(z, bb, mc)
-                    for k in range(n_outputs):
-                        F[(r0 + i) * n_outputs + k] += scale * kb_dot_f64(z, R + k * capacity + c0, mc)
+            c0 = 0
+            while c0 < m:
+                mc = min(FEATURE_CHUNK, m - c0)
+                _rows_times_features(X, r0, nr, d, Wcache + c0 * d, bcache + c0, c0, mc, R,
+                                     capacity, n_outputs, scale, Zt, F)
+                c0 = c0 + mc
+        return
+    c0 = 0
+    while c0 < m:
+        mc = min(FEATURE_CHUNK, m - c0)
+        _regenerate(seed, block_size, c0, mc, d, kernel, gamma, Wbuf, bbuf, threads)
+        for chunk in prange(n_chunks, num_threads=threads, schedule="static"):
+            r0 = chunk * row_chunk
+            _rows_times_features(X, r0, min(row_chunk, n - r0), d, Wbuf, bbuf, c0, mc, R, capacity,
+                                 n_outputs, scale, Z + threadid() * row_chunk * FEATURE_CHUNK, F)
         c0 += mc
 
 
