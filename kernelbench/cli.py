@@ -107,7 +107,9 @@ def figures(
 def _mount_datasets():
     from kernelbench.data.commands import datasets_app
 
-    app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
+    if not any(group.typer_instance is datasets_app for group in app.registered_groups):
+        app.add_typer(datasets_app, name="datasets",
+                      help="list, inspect, fetch and locate benchmark datasets")
 
 
 def _print_grid_summary(run_dir: Path):

@@ -45,13 +45,14 @@ __all__ = ["COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "read_results", "at
 COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
            "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
            "objective", "train_error", "train_mse", "test_error", "test_mse", "predict_seconds",
-           "threads", "status", "message"]
+           "threads", "counters", "status", "message"]
 ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
 RUN_STATUSES = ("running", "finished", "failed", "interrupted")
 RESULTS_FILE = "results.csv"
 META_FILE = "run.json"
 
-_STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "status", "message")
+_STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "counters", "status",
+                   "message")
 _INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                 "n_support_vectors", "threads")
 _FLOAT_COLUMNS = ("train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",

@@ -43,6 +43,9 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     before any training."""
     spec = algorithms()[cfg.algorithm.name]
     dc = cfg.dataset
+    if dc.labeled is not None and "semi-supervised" not in spec.tasks:
+        raise ConfigError(f"dataset.labeled is for semi-supervised algorithms; {spec.name!r} is "
+                          "supervised and trains on every label: remove dataset.labeled")
     data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, progress=progress)
     if data.task not in spec.tasks:
         raise DataError(
@@ -218,6 +221,8 @@ def _evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task) 
         row["n_features"] = est.n_random_features_
     if hasattr(est, "n_support_vectors_"):
         row["n_support_vectors"] = est.n_support_vectors_
+    if hasattr(est, "counters"):       # algorithm-specific counters (merge frequency, sparsity, ...)
+        row["counters"] = json.dumps(est.counters(), sort_keys=True)
     regression = task == "regression"
     if "objective" in on and hasattr(est, "objective"):
         row["objective"] = est.objective(X_sub, y_sub)

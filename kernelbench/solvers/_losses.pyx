@@ -17,8 +17,7 @@ def _code(name):
     return LOSSES[name]
 
 
-def loss_values(name, f, y):
-    """ℓ(f_i, y_i) for arrays f, y (float64)."""
+cdef _elementwise(name, f, y, bint derivative):
     cdef int code = _code(name)
     cdef double[::1] fv = np.ascontiguousarray(f, dtype=np.float64).ravel()
     cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64).ravel()
@@ -28,20 +27,15 @@ def loss_values(name, f, y):
     cdef Py_ssize_t i
     with nogil:
         for i in range(fv.shape[0]):
-            ov[i] = loss_value(code, fv[i], yv[i])
+            ov[i] = loss_derivative(code, fv[i], yv[i]) if derivative else loss_value(code, fv[i], yv[i])
     return out
+
+
+def loss_values(name, f, y):
+    """ℓ(f_i, y_i) for arrays f, y (float64)."""
+    return _elementwise(name, f, y, False)
 
 
 def loss_derivatives(name, f, y):
     """∂ℓ/∂f at (f_i, y_i)."""
-    cdef int code = _code(name)
-    cdef double[::1] fv = np.ascontiguousarray(f, dtype=np.float64).ravel()
-    cdef double[::1] yv = np.ascontiguousarray(y, dtype=np.float64).ravel()
-    _check_lengths(fv, yv)
-    out = np.empty(fv.shape[0])
-    cdef double[::1] ov = out
-    cdef Py_ssize_t i
-    with nogil:
-        for i in range(fv.shape[0]):
-            ov[i] = loss_derivative(code, fv[i], yv[i])
-    return out
+    return _elementwise(name, f, y, True)

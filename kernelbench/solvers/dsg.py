@@ -49,7 +49,18 @@ class DSGParams:
     t0: float = doc("step-size offset t0 in γ_t = θ/(t0 + t)", 100.0)
     dtype: Literal["float32", "float64"] = doc("precision of features and phases (coefficients are float64)", "float32")
     cache_features: bool = doc("keep ω in memory (fast); False regenerates ω from seeds (O(#coef) memory)", True)
-    threads: int = doc("OpenMP/BLAS threads; 0 = all cores", 1)
+    threads: int = doc("OpenMP threads (set it to the number of idle cores; 0 = all cores)", 1)
+
+    def __post_init__(self):
+        """Range checks the config layer reports as errors of algorithm.params (before any work)."""
+        if self.t0 < 0:
+            raise ValueError(f"t0 must be >= 0, got {self.t0!r}")
+        if self.step is not None and not self.step > 0:
+            raise ValueError(f"step must be > 0 (or null for auto), got {self.step!r}")
+        for name, limit in (("batch_size", 10**7), ("block_size", 10**6)):
+            value = getattr(self, name)
+            if not 1 <= value <= limit:
+                raise ValueError(f"{name} must be between 1 and {limit:,}, got {value!r}")
 
 
 def _make_dsg(params: DSGParams, *, seed: int, task: str):
