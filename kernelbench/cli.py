@@ -27,13 +27,26 @@ def _overrides(seed, threads, smoke=False):
     return out
 
 
+def _execution(jobs, scheduler):
+    from kernelbench.runner import Execution
+
+    if jobs < 0:
+        raise ConfigError(f"--jobs must be >= 0 (0 = one per core), got {jobs}")
+    if scheduler is not None and not scheduler.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
+        raise ConfigError(f"--scheduler must be a Dask scheduler address like tcp://host:8786, got {scheduler!r}")
+    return Execution(jobs=jobs, scheduler=scheduler)
+
+
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads (0 = all cores)"),
-    smoke: bool = typer.Option(False, "--smoke", help=f"a few iterations on a small subsample (CI smoke run)"),
+    smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
+    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished run of this config under --out"),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
@@ -41,7 +54,8 @@ def run(
     from kernelbench.runner import run_experiment
 
     cfg = load_config(config, overrides=_overrides(seed, threads))
-    path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=sys.argv)
+    path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=sys.argv,
+                          resume=resume, execution=_execution(jobs, scheduler))
     _print_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
 
@@ -53,6 +67,9 @@ def grid(
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
+    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished grid of this config under --out"),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="cells × folds in parallel processes; 0 = one per core"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
     """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
@@ -69,7 +86,8 @@ def grid(
     if cfg.dataset.test == "none":
         raise ConfigError("dataset.test: grid refits the best cell and evaluates it on the test part; "
                           "set dataset.test to 'official' or a fraction")
-    path = grid_search(cfg, out_dir=out, quiet=quiet, command=sys.argv)
+    path = grid_search(cfg, out_dir=out, quiet=quiet, command=sys.argv, resume=resume,
+                       execution=_execution(jobs, scheduler))
     _print_grid_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
 

@@ -39,13 +39,13 @@ from pathlib import Path
 
 from kernelbench.errors import KernelbenchError, OutputError
 
-__all__ = ["COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "read_results", "atomic_write_text",
+__all__ = ["COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "read_results", "cell_key", "atomic_write_text",
            "OutputError"]
 
 COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
            "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
            "objective", "train_error", "train_mse", "test_error", "test_mse", "predict_seconds",
-           "threads", "counters", "status", "message"]
+           "threads", "counters", "status", "message", "final"]
 ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
 RUN_STATUSES = ("running", "finished", "failed", "interrupted")
 RESULTS_FILE = "results.csv"
@@ -54,7 +54,7 @@ META_FILE = "run.json"
 _STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "counters", "status",
                    "message")
 _INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
-                "n_support_vectors", "threads")
+                "n_support_vectors", "threads", "final")
 _FLOAT_COLUMNS = ("train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",
                   "predict_seconds")
 _RESERVED_META = ("run_id", "experiment", "status", "started", "ended", "duration_seconds")
@@ -323,6 +323,57 @@ class Run:
         except OSError:
             pass
 
+    # --- resuming -----------------------------------------------------------------------------
+
+    @classmethod
+    def latest(cls, out_dir, experiment: str, config: dict) -> "Run | None":
+        """The newest run folder under out_dir of this experiment with this exact resolved config."""
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(experiment)).strip("._-")[:100] or "run"
+        wanted = json.loads(json.dumps(config, sort_keys=True, default=_json_default))
+        for path in sorted(Path(out_dir).glob(f"{safe}-*"), reverse=True):
+            try:
+                run = cls.open(path)
+            except OutputError:
+                continue
+            if run._meta.get("config") == wanted:
+                return run
+        return None
+
+    def finished_cells(self) -> set:
+        """Keys (params, trial, fold) of cells whose last row (final = 1) is written."""
+        df = read_results(self.path)
+        done = df[df["final"] == 1] if len(df) else df
+        return {cell_key(r.params, r.trial, r.fold) for r in done.itertuples()}
+
+    def resume(self) -> set:
+        """Reopen for more rows: drop the rows of cells that never finished (a killed run's
+        partial curves), atomically, and return the finished cells' keys."""
+        done = self.finished_cells()
+        path = self.results_path
+        try:
+            lines = path.read_bytes().splitlines(keepends=True)
+        except OSError as e:
+            raise _output_error("read", path, e) from e
+        df = read_results(self.path)
+        keep = [lines[0]]
+        for line, r in zip(lines[1:], df.itertuples()):
+            if cell_key(r.params, r.trial, r.fold) in done:
+                keep.append(line)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(b"".join(keep))
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except OSError as e:
+            raise _output_error("rewrite", path, e) from e
+        self._meta.update(status="running", ended=None,
+                          resumed=[*self._meta.get("resumed", []),
+                                   _dt.datetime.now(_dt.timezone.utc).isoformat()])
+        self._started_monotonic = None
+        self._write_meta()
+        return done
+
     # --- metadata -----------------------------------------------------------------------------
 
     def update_meta(self, **extra) -> None:
@@ -388,6 +439,18 @@ class Run:
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
+
+def cell_key(params, trial, fold) -> tuple:
+    """Identity of one training job in a run: (params JSON, trial, fold or "")."""
+    def text(v):
+        try:
+            if v is None or v != v or v == "":          # None, NaN, pandas NA, empty
+                return ""
+        except (TypeError, ValueError):
+            return ""
+        return str(int(v))
+    return (str(params), text(trial), text(fold))
+
 
 def read_results(run_dir):
     """results.csv of a run folder (or the CSV itself) as a DataFrame with typed columns:

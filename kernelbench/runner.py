@@ -3,15 +3,21 @@
 The runner knows the stepping protocol of kernelbench.solvers.base (begin / run / finish) and
 nothing of solver internals. It times `run` chunks only; every evaluation happens outside the
 timer, so `train_seconds` is pure training time.
+
+Work is a list of *cells* — one estimator trained on one split, keyed (params, trial, fold) —
+run one after another, on local processes (joblib, `jobs`) or on a Dask cluster (`scheduler`),
+through the same code path. A cell's last row has final = 1, so `resume` skips finished cells
+and drops the partial rows of a killed one.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import resource
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +25,10 @@ from tqdm.auto import tqdm
 
 from kernelbench.config import ExperimentConfig, StopConfig, config_to_dict, expand_grid
 from kernelbench.data import Dataset, load_dataset, prepare
-from kernelbench.errors import ConfigError, DataError
+from kernelbench.errors import ConfigError, DataError, KernelbenchError
 from kernelbench.registry import AlgorithmSpec, algorithms
-from kernelbench.results import Run
-from kernelbench.solvers.base import DivergenceError
+from kernelbench.results import Run, cell_key, read_results
+from kernelbench.solvers.base import DivergenceError, resolve_threads
 
 EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
 SMOKE_TRAIN_ROWS = 500
@@ -36,6 +42,30 @@ class Prepared:
     spec: AlgorithmSpec
     data: Dataset
     eval_rows: np.ndarray
+
+
+@dataclass
+class Cell:
+    """One training job: params on a split (fold = "" for the train/test split)."""
+    params: dict
+    trial: int
+    seed: int
+    fold: object = ""
+    train_rows: np.ndarray | None = None      # CV: rows of the training part used for training
+    valid_rows: np.ndarray | None = None      # CV: rows evaluated in place of the test part
+    every: int | None = None                  # evaluation points (None: only at the end)
+    on: tuple = field(default_factory=tuple)
+
+    def key(self, defaults: dict) -> tuple:
+        return cell_key(_params_json(defaults, self.params), self.trial, self.fold)
+
+
+@dataclass
+class Execution:
+    """Where cells run: jobs = local processes (1 = in this process), scheduler = a Dask address."""
+    jobs: int = 1
+    scheduler: str | None = None
+    show: bool = False
 
 
 def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: bool = True) -> Prepared:
@@ -72,40 +102,40 @@ def smoke_config(cfg: ExperimentConfig, spec: AlgorithmSpec) -> ExperimentConfig
 
 
 def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, quiet=False,
-                   command=None) -> Path:
+                   command=None, resume=False, execution: Execution | None = None) -> Path:
     """Run every (grid cell, trial) of `cfg`, evaluating on the test part; returns the run folder."""
-    show = not quiet and sys.stderr.isatty()
+    execution = execution or Execution()
+    execution.show = not quiet and sys.stderr.isatty()
     spec = algorithms()[cfg.algorithm.name]
     if smoke:
         cfg = smoke_config(cfg, spec)
-    prepared = prepare_experiment(cfg, smoke=smoke, progress=show)
-    cells = expand_grid(cfg.grid) if cfg.grid else [{}]
-    with Run.create(out_dir, cfg.name, config_to_dict(cfg), command=command) as run:
+    prepared = prepare_experiment(cfg, smoke=smoke, progress=execution.show)
+    cells = [Cell(params={**cfg.algorithm.params, **grid_cell}, trial=trial, seed=cfg.seed + trial,
+                  every=cfg.evaluate.every, on=cfg.evaluate.on)
+             for grid_cell in (expand_grid(cfg.grid) if cfg.grid else [{}])
+             for trial in range(cfg.trials)]
+    with _open_run(cfg, out_dir, command, resume) as (run, done):
         run.update_meta(dataset=_describe(prepared.data), smoke=smoke)
-        summary = []
-        for cell in cells:
-            params = {**cfg.algorithm.params, **cell}
-            for trial in range(cfg.trials):
-                seed = cfg.seed + trial
-                last = train_and_evaluate(prepared, params, seed=seed, stop=cfg.stop,
-                                          every=cfg.evaluate.every, on=cfg.evaluate.on, run=run,
-                                          experiment=cfg.name, trial=trial, show=show)
-                summary.append({k: last.get(k) for k in ("params", "trial", "status", "test_error",
-                                                         "test_mse", "train_seconds")})
+        _execute(prepared, cells, cfg, run, done, execution)
+        last = _final_rows(run)
+        summary = [{k: r.get(k) for k in ("params", "trial", "status", "test_error", "test_mse",
+                                          "train_seconds")} for r in last]
         run.finish("finished", summary=summary,
                    peak_memory_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return run.path
 
 
-def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None) -> Path:
+def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
+                resume=False, execution: Execution | None = None) -> Path:
     """k-fold cross-validation over the grid on the training part (stratified for classification),
     then a refit of the best cell on the whole training part, evaluated on the test part.
     Every (cell, fold) is a row (fold = 0..k-1, validation metric in the test_* column); the refit
-    rows have an empty fold. Cells run one after another (parallel runs arrive with the grid issue)."""
+    rows have an empty fold."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    show = not quiet and sys.stderr.isatty()
-    prepared = prepare_experiment(cfg, progress=show)
+    execution = execution or Execution()
+    execution.show = not quiet and sys.stderr.isatty()
+    prepared = prepare_experiment(cfg, progress=execution.show)
     data = prepared.data
     regression = data.task == "regression"
     metric = "test_mse" if regression else "test_error"
@@ -116,91 +146,217 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
         raise DataError(f"dataset {data.name!r}: a class has fewer samples than the {cfg.cv} folds; "
                         "use fewer folds (--cv) or more data")
     folds = list(splitter.split(np.zeros(len(y)), y))
-    cells = expand_grid(cfg.grid) if cfg.grid else [{}]
-    with Run.create(out_dir, cfg.name, config_to_dict(cfg), command=command) as run:
+    grid_cells = expand_grid(cfg.grid) if cfg.grid else [{}]
+    cv_cells = [Cell(params={**cfg.algorithm.params, **g}, trial=0, seed=cfg.seed, fold=i,
+                     train_rows=train_rows, valid_rows=valid_rows, on=(metric,))
+                for g in grid_cells for i, (train_rows, valid_rows) in enumerate(folds)]
+    defaults = prepared.spec.defaults()
+    with _open_run(cfg, out_dir, command, resume) as (run, done):
         run.update_meta(dataset=_describe(data), cv=cfg.cv)
+        _execute(prepared, cv_cells, cfg, run, done, execution, desc="grid")
+        scores = {cell_key(r["params"], r["trial"], r["fold"]): r for r in _final_rows(run)}
         table = []
-        bar = tqdm(total=len(cells) * len(folds), desc="grid", unit="fit", disable=not show)
-        for cell in cells:
-            params = {**cfg.algorithm.params, **cell}
-            scores = []
-            for fold, (train_rows, valid_rows) in enumerate(folds):
-                part = replace(data, X_train=data.X_train[train_rows], y_train=y[train_rows],
-                               X_test=data.X_train[valid_rows], y_test=y[valid_rows])
-                last = train_and_evaluate(
-                    Prepared(prepared.spec, part, _eval_rows(len(train_rows), cfg.seed)), params,
-                    seed=cfg.seed, stop=cfg.stop, every=None, on=(metric,), run=run,
-                    experiment=cfg.name, trial=0, fold=fold, show=False)
-                scores.append(last.get(metric, np.nan) if last.get("status") == "ok" else np.nan)
-                bar.update(1)
-            table.append({"params": cell, f"mean_{metric}": float(np.mean(scores)),
-                          f"std_{metric}": float(np.std(scores)), "folds": scores})
-        bar.close()
+        for g in grid_cells:
+            params = {**cfg.algorithm.params, **g}
+            values = [scores[Cell(params, 0, cfg.seed, fold=i).key(defaults)] for i in range(cfg.cv)]
+            values = [r.get(metric, np.nan) if r.get("status") == "ok" else np.nan for r in values]
+            table.append({"params": g, f"mean_{metric}": float(np.mean(values)),
+                          f"std_{metric}": float(np.std(values)), "folds": values})
         finite = [row for row in table if np.isfinite(row[f"mean_{metric}"])]
         if not finite:
             run.finish("failed", cells=table, error="every grid cell diverged or failed")
             raise DataError("every grid cell diverged or failed (see results.csv); try smaller steps")
         best = min(finite, key=lambda row: row[f"mean_{metric}"])
-        refit = []
-        for trial in range(cfg.trials):
-            last = train_and_evaluate(prepared, {**cfg.algorithm.params, **best["params"]},
-                                      seed=cfg.seed + trial, stop=cfg.stop, every=cfg.evaluate.every,
-                                      on=cfg.evaluate.on, run=run, experiment=cfg.name, trial=trial,
-                                      show=show)
-            refit.append({k: last.get(k) for k in ("trial", "status", "test_error", "test_mse")})
+        refit_cells = [Cell(params={**cfg.algorithm.params, **best["params"]}, trial=trial,
+                            seed=cfg.seed + trial, every=cfg.evaluate.every, on=cfg.evaluate.on)
+                       for trial in range(cfg.trials)]
+        _execute(prepared, refit_cells, cfg, run, done, execution, desc="refit")
+        refit = [{k: r.get(k) for k in ("trial", "status", "test_error", "test_mse")}
+                 for r in _final_rows(run) if r.get("fold") is None]
         run.finish("finished", cells=table, best=best, refit=refit)
     return run.path
+
+
+class _open_run:
+    """A new run folder, or with resume the newest one of the same experiment and config
+    (its partial cells dropped). Yields (run, keys of finished cells); marks failures."""
+
+    def __init__(self, cfg, out_dir, command, resume):
+        self.cfg, self.out_dir, self.command, self.resume = cfg, out_dir, command, resume
+
+    def __enter__(self):
+        config = config_to_dict(self.cfg)
+        previous = Run.latest(self.out_dir, self.cfg.name, config) if self.resume else None
+        if previous is not None:
+            self.run = previous
+            done = previous.resume()
+            print(f"kernelbench: resuming {previous.path} ({len(done)} finished cells kept)",
+                  file=sys.stderr)
+        else:
+            if self.resume:
+                print(f"kernelbench: nothing to resume under {self.out_dir} for {self.cfg.name!r} "
+                      "with this config; starting a new run", file=sys.stderr)
+            self.run = Run.create(self.out_dir, self.cfg.name, config, command=self.command)
+            done = set()
+        self.run.__enter__()
+        return self.run, done
+
+    def __exit__(self, *exc):
+        return self.run.__exit__(*exc)
+
+
+def _execute(prepared: Prepared, cells: list[Cell], cfg: ExperimentConfig, run: Run, done: set,
+             execution: Execution, desc="cells"):
+    """Train every cell not in `done`, appending its rows as it finishes (sequentially: as each
+    evaluation point is produced). Local processes and Dask workers share this one path."""
+    defaults = prepared.spec.defaults()
+    todo = [c for c in cells if c.key(defaults) not in done]
+    if not todo:
+        return
+    workers = _worker_count(execution, len(todo))
+    if workers == 1 and execution.scheduler is None:
+        for cell in todo:
+            train_cell(prepared, cell, cfg.stop, cfg.name, sink=run, show=execution.show)
+            done.add(cell.key(defaults))
+        return
+    from joblib import Parallel, delayed, parallel_config
+
+    per_worker = max(1, resolve_threads(0) // workers) if execution.scheduler is None else None
+    bar = tqdm(total=len(todo), desc=desc, unit="cell", disable=not execution.show)
+    with _backend(execution, per_worker) as backend:
+        with parallel_config(**backend):
+            jobs = Parallel(n_jobs=workers, return_as="generator_unordered")(
+                delayed(_cell_rows)(prepared, cell, cfg.stop, cfg.name, per_worker) for cell in todo)
+            for rows in jobs:
+                for row in rows:
+                    run.append(row)
+                bar.update(1)
+    bar.close()
+    done.update(c.key(defaults) for c in todo)
+
+
+def _worker_count(execution: Execution, n_cells: int) -> int:
+    if execution.scheduler is not None:
+        return -1
+    jobs = execution.jobs if execution.jobs and execution.jobs > 0 else resolve_threads(0)
+    return max(1, min(jobs, n_cells))
+
+
+class _backend:
+    """joblib backend settings: loky processes (threads per worker capped so workers × threads
+    never exceed the cores), or the Dask cluster at `scheduler`."""
+
+    def __init__(self, execution: Execution, per_worker):
+        self.execution, self.per_worker, self.client = execution, per_worker, None
+
+    def __enter__(self):
+        if self.execution.scheduler is None:
+            return {"backend": "loky", "inner_max_num_threads": self.per_worker}
+        try:
+            from distributed import Client
+        except ImportError:
+            raise KernelbenchError("--scheduler needs Dask: pip install 'kernelbench[dask]'") from None
+        try:
+            self.client = Client(self.execution.scheduler, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise KernelbenchError(f"cannot reach the Dask scheduler at {self.execution.scheduler}: "
+                                   f"{e}; start one (dask scheduler) or fix --scheduler") from None
+        return {"backend": "dask"}
+
+    def __exit__(self, *exc):
+        if self.client is not None:
+            self.client.close()
+        return False
+
+
+def _cell_rows(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str, max_threads):
+    """A cell on a worker: its rows, returned when it finishes."""
+    from threadpoolctl import threadpool_limits
+
+    rows: list[dict] = []
+    with threadpool_limits(limits=max_threads):
+        train_cell(prepared, cell, stop, experiment, sink=rows, max_threads=max_threads)
+    return rows
+
+
+def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str, *, sink,
+               show=False, max_threads=None) -> dict:
+    """Train one estimator, appending rows to `sink` at iteration 0, every `cell.every`
+    iterations and at the end (every=None: one row, at the end); the last row has final = 1.
+    Returns it."""
+    data, spec = prepared.data, prepared.spec
+    X_train, y_train, X_eval, y_eval = data.X_train, data.y_train, data.X_test, data.y_test
+    eval_rows = prepared.eval_rows
+    if cell.train_rows is not None:                       # a cross-validation fold
+        X_eval, y_eval = X_train[cell.valid_rows], y_train[cell.valid_rows]
+        X_train, y_train = X_train[cell.train_rows], y_train[cell.train_rows]
+        eval_rows = _eval_rows(len(cell.train_rows), cell.seed)
+    estimator = spec.build(cell.params, seed=cell.seed, task=data.task)
+    defaults = spec.defaults()
+    threads = cell.params.get("threads", defaults.get("threads"))
+    if threads is not None and max_threads is not None:  # workers × threads ≤ cores
+        threads = min(resolve_threads(threads), max_threads)
+        estimator.set_params(threads=threads)
+    base = {"experiment": experiment, "dataset": data.name, "algorithm": spec.name,
+            "params": _params_json(defaults, cell.params), "trial": cell.trial, "seed": cell.seed,
+            "fold": cell.fold, "threads": "" if threads is None else resolve_threads(threads)}
+    X_sub, y_sub = X_train[eval_rows], y_train[eval_rows]
+
+    estimator.begin(X_train, y_train)
+    total = _total_steps(stop, estimator.steps_per_pass)
+    train_seconds = 0.0
+    chunk_size = cell.every if cell.every is not None else (total if math.isfinite(total) else 10**9)
+    row = {}
+    if cell.every is not None:
+        sink.append(_evaluate(estimator, base, 0.0, cell.on, X_sub, y_sub, X_eval, y_eval, data.task))
+    bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {cell.trial}",
+               unit="it", disable=not show, leave=False)
+    try:
+        while True:
+            chunk = int(min(chunk_size, total - estimator.n_iter_))
+            started = time.perf_counter()
+            done = estimator.run(chunk)
+            train_seconds += time.perf_counter() - started
+            bar.update(done)
+            row = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval, data.task)
+            if estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds):
+                break
+            sink.append(row)
+    except DivergenceError as e:
+        row = {**base, "iteration": estimator.n_iter_, "samples_seen": estimator.samples_seen_,
+               "train_seconds": train_seconds, "status": "diverged", "message": str(e)}
+    finally:
+        bar.close()
+        estimator.finish()
+    row["final"] = 1
+    sink.append(row)
+    return row
+
+
+def _params_json(defaults: dict, params: dict) -> str:
+    return json.dumps({**defaults, **params}, sort_keys=True, default=str)
+
+
+def _final_rows(run: Run) -> list[dict]:
+    """The last row of every finished cell, from results.csv (also the cells of earlier sessions)."""
+    df = read_results(run.path)
+    if not len(df):
+        return []
+    return [{k: (None if _missing(v) else v) for k, v in r.items()}
+            for r in df[df["final"] == 1].to_dict("records")]
+
+
+def _missing(value) -> bool:
+    try:
+        return bool(value != value) or value is None
+    except (TypeError, ValueError):   # pandas NA
+        return True
 
 
 def _eval_rows(n: int, seed: int) -> np.ndarray:
     if n <= EVAL_TRAIN_ROWS:
         return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, EVAL_TRAIN_ROWS, replace=False))
-
-
-def train_and_evaluate(prepared: Prepared, params: dict, *, seed: int, stop: StopConfig,
-                       every: int | None, on, run: Run, experiment: str, trial: int, fold="",
-                       show=False) -> dict:
-    """Train one estimator, appending a row at iteration 0, every `every` iterations and at the
-    end (every=None: one row, at the end). Returns the last row."""
-    data, spec = prepared.data, prepared.spec
-    X_eval, y_eval = data.X_test, data.y_test
-    estimator = spec.build(params, seed=seed, task=data.task)
-    resolved = {**spec.defaults(), **params}
-    base = {"experiment": experiment, "dataset": data.name, "algorithm": spec.name,
-            "params": json.dumps(resolved, sort_keys=True, default=str), "trial": trial,
-            "seed": seed, "fold": fold, "threads": resolved.get("threads", "")}
-    X_sub, y_sub = data.X_train[prepared.eval_rows], data.y_train[prepared.eval_rows]
-
-    estimator.begin(data.X_train, data.y_train)
-    total = _total_steps(stop, estimator.steps_per_pass)
-    train_seconds = 0.0
-    row = {}
-    if every is not None:
-        row = _evaluate(estimator, base, 0.0, on, X_sub, y_sub, X_eval, y_eval, data.task)
-        run.append(row)
-        chunk_size = every
-    else:
-        chunk_size = total if math.isfinite(total) else 10**9
-    bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {trial}",
-               unit="it", disable=not show, leave=False)
-    try:
-        while estimator.n_iter_ < total and not (stop.seconds and train_seconds >= stop.seconds):
-            chunk = int(min(chunk_size, total - estimator.n_iter_))
-            started = time.perf_counter()
-            done = estimator.run(chunk)
-            train_seconds += time.perf_counter() - started
-            bar.update(done)
-            row = _evaluate(estimator, base, train_seconds, on, X_sub, y_sub, X_eval, y_eval, data.task)
-            run.append(row)
-    except DivergenceError as e:
-        row = {**base, "iteration": estimator.n_iter_, "samples_seen": estimator.samples_seen_,
-               "train_seconds": train_seconds, "status": "diverged", "message": str(e)}
-        run.append(row)
-    finally:
-        bar.close()
-        estimator.finish()
-    return row
 
 
 def _total_steps(stop: StopConfig, steps_per_pass: int) -> float:

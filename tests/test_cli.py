@@ -554,7 +554,7 @@ def test_fetch_offline_fails_fast_with_the_fix(tmp_path, data_dir):
 def test_unexpected_failure_exits_1_with_traceback_and_marks_the_run_failed(tmp_path, data_dir):
     code = ("import kernelbench.runner as r\n"
             "def boom(*a, **k):\n    raise RuntimeError('injected bug')\n"
-            "r.train_and_evaluate = boom\n"
+            "r.train_cell = boom\n"
             "from kernelbench.cli import main\n"
             f"main(['run', {str(QUICKSTART)!r}, '--out', {str(tmp_path / 'out')!r}, '-q'])\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=_env(data_dir),

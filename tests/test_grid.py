@@ -1,0 +1,144 @@
+"""`kernelbench grid` / `run`: k-fold CV, parallel cells (joblib), a real local Dask cluster on
+127.0.0.1, and SIGKILL + --resume. Equality is always against an uninterrupted, sequential run
+with the same seeds (timing columns and run ids aside)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+TIMING = ["run_id", "train_seconds", "predict_seconds"]
+KEY = ["params", "trial", "fold", "iteration"]
+
+GRID = """\
+name: grid_test
+dataset: {{name: digits86, scale: minmax}}
+algorithm: {{name: dsg, params: {{batch_size: 16, block_size: 32, step: 100.0, t0: 10.0}}}}
+grid: {{gamma: [0.03, 0.3], C: [1.0, 100.0]}}
+trials: 2
+stop: {{passes: {passes}}}
+evaluate: {{every: 20, on: [objective, test_error]}}
+"""
+
+
+def kb(*args, env=None, check=True, timeout=300):
+    proc = subprocess.run([sys.executable, "-m", "kernelbench.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+    if check:
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return proc
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = dict(os.environ, KERNELBENCH_DATA=str(tmp_path / "cache"), KERNELBENCH_OFFLINE="1")
+    return e
+
+
+def write_config(tmp_path, passes=3) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text(GRID.format(passes=passes))
+    return path
+
+
+def only_folder(out: Path) -> Path:
+    folders = [p for p in out.iterdir() if p.is_dir()]
+    assert len(folders) == 1, folders
+    return folders[0]
+
+
+def comparable(folder: Path) -> pd.DataFrame:
+    df = pd.read_csv(folder / "results.csv", keep_default_na=False, dtype=str)
+    return df.drop(columns=TIMING).sort_values(KEY).reset_index(drop=True)
+
+
+def test_grid_rows_cv_and_refit(tmp_path, env):
+    config = write_config(tmp_path)
+    kb("grid", config, "--cv", 3, "--out", tmp_path / "out", "-q", env=env)
+    df = pd.read_csv(only_folder(tmp_path / "out") / "results.csv")
+    cv = df[df["fold"].notna()]
+    assert len(cv) == 4 * 3                                   # 4 cells × 3 folds, one row each
+    assert cv.groupby("params")["fold"].apply(sorted).map(list).tolist() == [[0, 1, 2]] * 4
+    assert (cv["final"] == 1).all()
+    refit = df[df["fold"].isna()]
+    assert sorted(refit["trial"].unique()) == [0, 1] and refit["params"].nunique() == 1
+    # the refit cell is the one with the lowest mean validation error
+    means = cv.groupby("params")["test_error"].mean()
+    assert refit["params"].iloc[0] == means.idxmin()
+
+
+def test_parallel_jobs_equal_the_sequential_run(tmp_path, env):
+    config = write_config(tmp_path)
+    kb("grid", config, "--cv", 3, "--out", tmp_path / "seq", "-q", env=env)
+    kb("grid", config, "--cv", 3, "--out", tmp_path / "par", "-q", "--jobs", 2, env=env)
+    pd.testing.assert_frame_equal(comparable(only_folder(tmp_path / "seq")),
+                                  comparable(only_folder(tmp_path / "par")))
+
+
+def test_dask_cluster_equals_the_local_run(tmp_path, env):
+    distributed = pytest.importorskip("distributed")
+    config = write_config(tmp_path)
+    kb("grid", config, "--cv", 3, "--out", tmp_path / "local", "-q", env=env)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        proc = kb("grid", config, "--cv", 3, "--out", tmp_path / "dask", "-q",
+                  "--scheduler", cluster.scheduler_address, env=env)
+    local, remote = only_folder(tmp_path / "local"), only_folder(tmp_path / "dask")
+    pd.testing.assert_frame_equal(comparable(local), comparable(remote))
+    assert "best:" in proc.stdout
+
+
+def test_unreachable_scheduler_is_a_clear_error(tmp_path, env):
+    proc = kb("grid", write_config(tmp_path), "--cv", 3, "--out", tmp_path / "out",
+              "--scheduler", "tcp://127.0.0.1:9", env=env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "Dask scheduler" in proc.stderr
+
+
+def rows_written(out: Path) -> int:
+    folders = [p for p in out.glob("*") if p.is_dir()] if out.exists() else []
+    try:
+        return max(0, len((folders[0] / "results.csv").read_text().splitlines()) - 1)
+    except (IndexError, FileNotFoundError):        # the folder is made just before its CSV
+        return 0
+
+
+@pytest.mark.parametrize("command", ["grid", "run"])
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, env, command):
+    config = write_config(tmp_path, passes=40)                # long enough to kill mid-way
+    extra = ["--cv", 3] if command == "grid" else []
+    kb(command, config, *extra, "--out", tmp_path / "whole", "-q", env=env)
+
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "kernelbench.cli", command, str(config), *map(str, extra),
+                             "--out", str(out), "-q"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while rows_written(out) < 5 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be killed; make it longer"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    folder = only_folder(out)
+    import json
+    assert json.loads((folder / "run.json").read_text())["status"] == "running"   # not finished
+
+    resumed = kb(command, config, *extra, "--out", out, "-q", "--resume", env=env)
+    assert "resuming" in resumed.stderr
+    assert only_folder(out) == folder                          # the same folder, completed
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["status"] == "finished" and len(meta["resumed"]) == 1
+    pd.testing.assert_frame_equal(comparable(only_folder(tmp_path / "whole")), comparable(folder))
+
+
+def test_resume_with_nothing_to_resume_starts_a_new_run(tmp_path, env):
+    proc = kb("run", write_config(tmp_path), "--out", tmp_path / "out", "-q", "--resume", env=env)
+    assert "nothing to resume" in proc.stderr
+    assert only_folder(tmp_path / "out")
