@@ -9,7 +9,7 @@ export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 STAMP   := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h)
 
-.PHONY: install demo test test-fast bench figures clean
+.PHONY: install demo test bench figures report clean
 
 install: $(STAMP)
 
@@ -33,3 +33,6 @@ figures: install
 
 clean:
 	rm -rf build $(VENV) kernelbench/solvers/*.c kernelbench/solvers/*.so
+
+report: install
+	$(BIN)/kernelbench report results --out results

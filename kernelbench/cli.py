@@ -122,6 +122,28 @@ def figures(
         typer.echo(str(path))
 
 
+@app.command()
+def report(
+    results: list[Path] = typer.Argument(None, help="folders searched for results.csv (default: results/)"),
+    out: Path = typer.Option(Path("results"), "--out", help="where report.md and report.html go"),
+):
+    """Our measured numbers next to the papers' published ones (markdown + HTML)."""
+    from kernelbench.report import build_report, markdown_to_html
+    from kernelbench.results import atomic_write_text
+
+    folders = results or [Path("results")]
+    missing = [str(f) for f in folders if not f.is_dir()]
+    if missing:
+        raise KernelbenchError(f"results folder(s) {', '.join(missing)} do not exist; pass the "
+                               "folders that hold your run folders (default: results/)")
+    markdown, _ = build_report(folders)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "report.md", markdown)
+    atomic_write_text(out / "report.html", markdown_to_html(markdown))
+    typer.echo(markdown)
+    typer.echo(f"report: {out / 'report.md'} and {out / 'report.html'}")
+
+
 def _mount_datasets():
     from kernelbench.data.commands import datasets_app
 

@@ -1,0 +1,69 @@
+"""`kernelbench report`: which rows count as ours, and the table against the papers' values."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kernelbench.report import PUBLISHED, build_report, markdown_to_html
+from kernelbench.results import Run
+
+PARAMS = json.dumps({"loss": "logistic"}, sort_keys=True)
+
+
+def make_run(out, rows, smoke=False):
+    run = Run.create(out, "a9a_dsg", {"name": "a9a_dsg"})
+    run.update_meta(smoke=smoke)
+    for row in rows:
+        run.append({"dataset": "a9a", "algorithm": "dsg", "params": PARAMS, **row})
+    run.finish()
+    return run
+
+
+def test_ours_is_mean_and_std_of_finished_test_cells_only(tmp_path):
+    make_run(tmp_path, [
+        {"trial": 0, "iteration": 10, "test_error": 0.30},                  # a curve point: not final
+        {"trial": 0, "iteration": 20, "test_error": 0.15, "final": 1},
+        {"trial": 1, "iteration": 20, "test_error": 0.16, "final": 1},
+        {"trial": 2, "iteration": 20, "status": "diverged", "final": 1},   # failed cells don't count
+        {"trial": 0, "fold": 0, "iteration": 20, "test_error": 0.50, "final": 1},   # a CV fold
+    ])
+    make_run(tmp_path, [{"trial": 0, "iteration": 5, "test_error": 0.45, "final": 1}], smoke=True)
+    markdown, table = build_report([tmp_path])
+    dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
+    assert dai["published"] == 15.3                                      # Dai et al., Fig. 1(1)
+    mean, std, n = dai["ours"]
+    assert n == 2 and mean == pytest.approx(15.5) and std == pytest.approx(0.5)
+    assert dai["difference"] == pytest.approx(0.2)
+    assert "15.500 ± 0.500 (2)" in markdown
+    assert all(r["ours"] is None for r in table if r["algorithm"] != "dsg")  # nothing else was run
+
+
+def test_bsgd_entries_select_by_params(tmp_path):
+    run = Run.create(tmp_path, "ijcnn1_bsgd", {})
+    for merge, err in (("lookup-wd", 0.026), ("gss", 0.030)):
+        run.append({"dataset": "ijcnn1", "algorithm": "bsgd", "trial": 0, "iteration": 1, "final": 1,
+                    "params": json.dumps({"merge": merge, "budget": 100}), "test_error": err})
+    run.finish()
+    _, table = build_report([tmp_path])
+    lookup, = [r for r in table if r["dataset"] == "ijcnn1" and r["params"] == {"merge": "lookup-wd", "budget": 100}]
+    assert lookup["published"] == 97.130 and lookup["ours"][0] == pytest.approx(97.4)
+
+
+def test_every_paper_appears_and_html_has_tables(tmp_path):
+    markdown, _ = build_report([tmp_path])
+    for paper in {e.paper for e in PUBLISHED}:
+        assert f"## {paper}" in markdown
+    page = markdown_to_html(markdown)
+    assert page.count("<table>") == page.count("</table>") >= 3 and "<th>published</th>" in page
+
+
+def test_cli_writes_both_files_and_refuses_missing_folders(tmp_path):
+    make_run(tmp_path / "results", [{"trial": 0, "iteration": 1, "test_error": 0.155, "final": 1}])
+    cmd = [sys.executable, "-m", "kernelbench.cli", "report", str(tmp_path / "results"), "--out", str(tmp_path / "rep")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "rep" / "report.md").read_text().count("15.500") == 1
+    assert (tmp_path / "rep" / "report.html").exists()
+    proc = subprocess.run(cmd[:4] + [str(tmp_path / "nope")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
