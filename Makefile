@@ -27,6 +27,7 @@ test: install
 
 bench: install
 	$(BIN)/python scripts/bench_dsg.py
+	$(BIN)/python scripts/bench_bsgd.py
 
 figures: install
 	$(BIN)/kernelbench figures results --out results/figures

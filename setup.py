@@ -75,7 +75,7 @@ class build_py_with_registry(build_py):
 setup(
     cmdclass={"build_py": build_py_with_registry},
     ext_modules=cythonize(
-        [extension(n) for n in ("_random_features", "_losses", "_dsg")],
+        [extension(n) for n in ("_random_features", "_losses", "_dsg", "_bsgd")],
         compiler_directives={"language_level": 3},
         include_path=["."],
     ),

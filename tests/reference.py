@@ -106,3 +106,104 @@ def dsg(X, y, rows, *, batch_size, block_size, kernel, gamma, loss, lam, step, t
         alpha = -gamma_t * (g @ phi) / (len(idx) * block_size)   # Alg. 1 line 5, averaged
         blocks.append([W, b, alpha])
     return blocks, predict
+
+
+# ---------------------------------------------------------------------------------------------
+# BSGD with budget maintenance by merging (Glasmachers & Qaadan, Alg. 1; Wang et al. 2012)
+# ---------------------------------------------------------------------------------------------
+
+GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
+
+
+def merge_profile(m, kappa, h):
+    """s_{m,κ}(h) = m κ^{(1−h)²} + (1 − m) κ^{h²} (Alg. 1 line 8)."""
+    return m * kappa ** ((1.0 - h) ** 2) + (1.0 - m) * kappa ** (h ** 2)
+
+
+def golden_section_max(f, lo, hi, eps):
+    """argmax of a unimodal f on [lo, hi] by golden section search, bracket width eps; ties
+    keep the lower part."""
+    c, d = hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo)
+    fc, fd = f(c), f(d)
+    while hi - lo > eps:
+        if fc >= fd:
+            hi, d, fd = d, c, fc
+            c = hi - GOLDEN * (hi - lo)
+            fc = f(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + GOLDEN * (hi - lo)
+            fd = f(d)
+    return 0.5 * (lo + hi)
+
+
+def merge_h(m, kappa, eps):
+    """h(m, κ): the global maximiser of s lies in [0, 1/2] for m ≤ 1/2 (s(h) − s(1−h) =
+    (2m−1)(κ^{(1−h)²} − κ^{h²})); m > 1/2 by the symmetry h(m) = 1 − h(1 − m)."""
+    if m <= 0.5:
+        return golden_section_max(lambda h: merge_profile(m, kappa, h), 0.0, 0.5, eps)
+    return 1.0 - merge_h(1.0 - m, kappa, eps)
+
+
+def rbf(x, z, gamma):
+    return float(np.exp(-gamma * np.sum((np.asarray(x) - np.asarray(z)) ** 2)))
+
+
+def bsgd(X, y, rows, *, budget, gamma, lam, merge, bias=False, H=None, W=None):
+    """BSGD literally: a list of [α, x] support vectors, every α multiplied by (1 − λη_t) each
+    step, f by explicit kernel sums, κ = k(x_min, x_j) evaluated directly.
+    Slot convention (shared with the compiled core, part of the algorithm's determinism): a new SV
+    is appended; a merge puts z in the partner's place and moves the last SV into x_min's place.
+    Ties in |α| (equal to relative 1e-12) go to the lowest slot. Returns (svs, bias, wds)."""
+    from scipy.interpolate import RegularGridInterpolator
+
+    if H is not None:
+        grid = np.linspace(0.0, 1.0, H.shape[0])
+        h_table = RegularGridInterpolator((grid, grid), H)
+        wd_table = RegularGridInterpolator((grid, grid), W)
+
+        def lookup_h(m, k):
+            return float(h_table([[m, k]])[0]) if m <= 0.5 else 1.0 - float(h_table([[1 - m, k]])[0])
+
+    svs, b, wds = [], 0.0, []
+    for t, i in enumerate(rows, start=1):
+        x, yi = X[i], y[i]
+        f = sum(alpha * rbf(sv, x, gamma) for alpha, sv in svs) + b
+        eta = 1.0 / (lam * t)
+        for sv in svs:
+            sv[0] *= 1.0 - lam * eta
+        if yi * f < 1:
+            svs.append([eta * yi, np.array(x, dtype=float)])
+            if bias:
+                b += eta * yi
+        if len(svs) <= budget:
+            continue
+        absa = np.abs([alpha for alpha, _ in svs])
+        imin = int(np.flatnonzero(absa <= absa.min() * (1 + 1e-12))[0])
+        ai, xi = svs[imin]
+        best = None
+        for j, (aj, xj) in enumerate(svs):
+            if j == imin or aj * ai <= 0 or merge == "removal":
+                continue
+            m, k = min(ai / (ai + aj), 0.5), rbf(xi, xj, gamma)      # |α_i| minimal: m ≤ 1/2
+            if merge == "lookup-wd":
+                wd_sel = (ai + aj) ** 2 * float(wd_table([[min(m, 1 - m), k]])[0])   # WD(m) = WD(1−m)
+                h = lookup_h(m, k)
+            else:
+                h = lookup_h(m, k) if merge == "lookup-h" else merge_h(m, k, 0.01 if merge == "gss" else 1e-10)
+            az = ai * k ** ((1 - h) ** 2) + aj * k ** (h ** 2)           # Alg. 1 line 9
+            wd = ai ** 2 + aj ** 2 - az ** 2 + 2 * ai * aj * k          # line 10
+            if merge != "lookup-wd":
+                wd_sel = wd
+            if best is None or wd_sel < best[0]:
+                best = (wd_sel, j, h, az, wd)
+        if best is None:                                              # removal
+            wds.append(ai ** 2)
+        else:
+            _, j, h, az, wd = best
+            svs[j] = [az, h * xi + (1 - h) * svs[j][1]]                # line 14–16
+            wds.append(wd)
+        last = svs.pop()
+        if imin < len(svs):
+            svs[imin] = last
+    return svs, b, wds

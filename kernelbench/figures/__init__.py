@@ -35,6 +35,7 @@ def render_all(results_dir, out_dir) -> list[Path]:
     import matplotlib.pyplot as plt
 
     from kernelbench.figures import dsg_curves  # noqa: F401  (registers its figures)
+    from kernelbench.figures import bsgd_tables  # noqa: F401
 
     df = collect_results(results_dir)
     written = []

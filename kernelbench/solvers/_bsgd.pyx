@@ -1,0 +1,527 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled core of BSGD with budget maintenance by merging (Glasmachers & Qaadan; Wang et al. 2012).
+
+Model: f(x) = scale · Σ_j a_j k(sv_j, x) + b with the Gaussian kernel k(x, x') = exp(-γ‖x − x'‖²);
+α_j = scale · a_j, so the Pegasos shrink of every coefficient by (1 − λη_t) is one multiplication
+of `scale` (O(1), not O(B)).
+
+One SGD step t on the primal objective (1), hinge loss, η_t = 1/(λt):
+    μ      = f(x_t)                                   (B kernel values, one vector exp)
+    scale *= 1 − λη_t                                 (shrink; t = 1 empties the model)
+    if y_t μ < 1:  add (x_t, α = η_t y_t);  b += η_t y_t when the bias is on
+    if #SV = B + 1: budget maintenance (Alg. 1)
+
+Budget maintenance, Alg. 1: x_i = the SV of minimal |α|; for every SV x_j of the same label (same
+sign of α), m = α_i/(α_i + α_j) and κ = k(x_i, x_j) (§3); h maximises
+s(h) = m κ^{(1−h)²} + (1 − m) κ^{h²} (line 8); α_z = α_i κ^{(1−h)²} + α_j κ^{h²} (lines 9, 15),
+WD = α_i² + α_j² − α_z² + 2 α_i α_j κ (line 10); the pair with minimal WD is replaced by
+z = h x_i + (1 − h) x_j (line 14). The powers of κ are the §2 shortcuts
+k(x_i, z) = κ^{(1−h)²}, k(x_j, z) = κ^{h²}: no kernel evaluation on z is needed.
+
+κ is never recomputed from the data: the core keeps the matrix D of squared distances between its
+SVs. A new SV's row is the distances its prediction step computed anyway; a merged point's row
+follows from the identity ‖h a + (1 − h) b‖² = h‖a‖² + (1 − h)‖b‖² − h(1 − h)‖a − b‖² with
+a = x_i − x_k, b = x_j − x_k, so budget maintenance costs O(B) plus the h/WD computation.
+
+h is computed by golden section search over the half interval that holds the global maximum:
+s(h) − s(1 − h) = (2m − 1)(κ^{(1−h)²} − κ^{h²}), so for m ≤ 1/2 it lies in [0, 1/2] (and at
+m = 1/2, in the two-mode set Z of Lemma 1, we take that lower branch); m > 1/2 uses h(m) = 1 − h(1 − m).
+Lookup tables (grid_size² points over (m, κ) ∈ [0, 1]², bilinear): H and W hold h and the
+normalised WD(m, κ)/(α_i + α_j)² of that lower branch, which continues smoothly across m = 1/2,
+so interpolation never straddles Lemma 1's jump of h on Z (nor WD's kink there); lookups with
+m > 1/2 use the symmetries h(m) = 1 − h(1 − m), WD(m) = WD(1 − m).
+
+Everything in train/decision runs without the GIL; no Python objects in the loops.
+"""
+import numpy as np
+
+from libc.math cimport exp, fabs, log, INFINITY
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+cdef extern from "_simd.h" nogil:
+    double kb_dot_f64(const double* z, const double* a, Py_ssize_t n)
+
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stddef.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+    __attribute__((simd("notinbranch"))) double exp(double);
+    #define KB_BSGD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+    #else
+    #define KB_BSGD_CLONES
+    #endif
+    /* k[j] = exp(c * d2[j]): kernel values through glibc's vector exp (libmvec) */
+    KB_BSGD_CLONES static void kb_bsgd_exp_scaled(double *restrict k, const double *restrict d2,
+                                                  double c, ptrdiff_t n) {
+        for (ptrdiff_t j = 0; j < n; j++) k[j] = exp(c * d2[j]);
+    }
+    /* Σ_j a[j] exp(-γ‖x − sv_j‖²) over the n SVs stored column-wise (SVT: d × cap, SV j is
+     * column j), leaving ‖x − sv_j‖² in dist and the kernel values in kval. The dot products run
+     * as d axpys over the SVs (vectorised over j, no reduction), skipping zero features of x:
+     * a sparse row (a9a: 14 of 123 features) costs only its non-zeros. */
+    KB_BSGD_CLONES static double kb_bsgd_f(const double *restrict x, ptrdiff_t d,
+                                           const double *restrict SVT, ptrdiff_t cap, ptrdiff_t n,
+                                           const double *restrict norms, const double *restrict a,
+                                           double neg_gamma, double *restrict dist,
+                                           double *restrict kval) {
+        double nx = 0.0, f = 0.0;
+        for (ptrdiff_t k = 0; k < d; k++) nx += x[k] * x[k];
+        for (ptrdiff_t j = 0; j < n; j++) dist[j] = 0.0;
+        for (ptrdiff_t k = 0; k < d; k++) {
+            const double xk = x[k];
+            if (xk != 0.0) {
+                const double *restrict col = SVT + k * cap;
+                for (ptrdiff_t j = 0; j < n; j++) dist[j] += xk * col[j];
+            }
+        }
+        for (ptrdiff_t j = 0; j < n; j++) {
+            const double d2 = norms[j] + nx - 2.0 * dist[j];
+            dist[j] = d2 > 0.0 ? d2 : 0.0;
+        }
+        for (ptrdiff_t j = 0; j < n; j++) kval[j] = exp(neg_gamma * dist[j]);
+    #pragma omp simd reduction(+ : f)
+        for (ptrdiff_t j = 0; j < n; j++) f += kval[j] * a[j];
+        return f;
+    }
+    """
+    void kb_bsgd_exp_scaled(double* k, const double* d2, double c, Py_ssize_t n) nogil
+    double kb_bsgd_f(const double* x, Py_ssize_t d, const double* SVT, Py_ssize_t cap, Py_ssize_t n,
+                     const double* norms, const double* a, double neg_gamma, double* dist,
+                     double* kval) nogil
+
+cdef enum:
+    MERGE_GSS = 0
+    MERGE_GSS_PRECISE = 1
+    MERGE_LOOKUP_H = 2
+    MERGE_LOOKUP_WD = 3
+    MERGE_REMOVAL = 4
+
+METHODS = {"gss": MERGE_GSS, "gss-precise": MERGE_GSS_PRECISE, "lookup-h": MERGE_LOOKUP_H,
+           "lookup-wd": MERGE_LOOKUP_WD, "removal": MERGE_REMOVAL}
+cdef double GSS_EPS_STANDARD = 0.01     # the paper's "GSS-standard" precision
+cdef double GSS_EPS_PRECISE = 1e-10     # "GSS-precise", also used to compute the lookup tables
+EPS_STANDARD, EPS_PRECISE = GSS_EPS_STANDARD, GSS_EPS_PRECISE
+
+cdef double INVPHI = 0.6180339887498949      # 1/φ, the golden ratio's reciprocal
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef inline double _s(double m, double lnk, double h) noexcept nogil:
+    """s_{m,κ}(h) = m κ^{(1−h)²} + (1 − m) κ^{h²} (Alg. 1 line 8), κ^p = exp(p ln κ)."""
+    return m * exp(lnk * (1.0 - h) * (1.0 - h)) + (1.0 - m) * exp(lnk * h * h)
+
+
+cdef double _gss_low(double m, double lnk, double eps) noexcept nogil:
+    """argmax of s over [0, 1/2] by golden section search to bracket width eps. Ties move the
+    bracket towards 0, where the maximum lies when κ is so small that s underflows inside."""
+    cdef double a = 0.0, b = 0.5
+    cdef double c = b - INVPHI * (b - a), d = a + INVPHI * (b - a)
+    cdef double fc = _s(m, lnk, c), fd = _s(m, lnk, d)
+    while b - a > eps:
+        if fc >= fd:
+            b = d
+            d = c
+            fd = fc
+            c = b - INVPHI * (b - a)
+            fc = _s(m, lnk, c)
+        else:
+            a = c
+            c = d
+            fc = fd
+            d = a + INVPHI * (b - a)
+            fd = _s(m, lnk, d)
+    return 0.5 * (a + b)
+
+
+cdef inline double _gss_h(double m, double lnk, double eps) noexcept nogil:
+    """h(m, κ): the global maximiser of s (lower branch at m = 1/2)."""
+    if m <= 0.5:
+        return _gss_low(m, lnk, eps)
+    return 1.0 - _gss_low(1.0 - m, lnk, eps)
+
+
+cdef inline double _bilinear(const double* T, Py_ssize_t G, double m, double k) noexcept nogil:
+    """Bilinear interpolation of the G × G table T[i, j] ≈ f(i/(G−1), j/(G−1))."""
+    cdef double x = m * (G - 1), y = k * (G - 1), fx, fy
+    cdef Py_ssize_t i = <Py_ssize_t>x, j = <Py_ssize_t>y
+    if i > G - 2:
+        i = G - 2
+    if i < 0:
+        i = 0
+    if j > G - 2:
+        j = G - 2
+    if j < 0:
+        j = 0
+    fx = x - i
+    fy = y - j
+    T = T + i * G + j
+    return ((1.0 - fx) * ((1.0 - fy) * T[0] + fy * T[1])
+            + fx * ((1.0 - fy) * T[G] + fy * T[G + 1]))
+
+
+cdef inline double _lookup_h(const double* H, Py_ssize_t G, double m, double k) noexcept nogil:
+    if m <= 0.5:
+        return _bilinear(H, G, m, k)
+    return 1.0 - _bilinear(H, G, 1.0 - m, k)
+
+
+cdef inline double _lookup_wd(const double* W, Py_ssize_t G, double m, double k) noexcept nogil:
+    return _bilinear(W, G, m if m <= 0.5 else 1.0 - m, k)
+
+
+cdef inline double _merge_wd(double ai, double aj, double lnk, double kappa, double h) noexcept nogil:
+    """WD = α_i² + α_j² − α_z² + 2 α_i α_j κ with the closed-form α_z (Alg. 1 lines 9–10)."""
+    cdef double az = ai * exp(lnk * (1.0 - h) * (1.0 - h)) + aj * exp(lnk * h * h)
+    return ai * ai + aj * aj - az * az + 2.0 * ai * aj * kappa
+
+
+def build_tables(Py_ssize_t grid_size, double eps=1e-10):
+    """(H, W): G × G tables over m_i = i/(G−1) (rows), κ_j = j/(G−1) (columns) by golden section
+    search at precision eps. H[i, j] = the lower-branch argmax h_low of s over [0, 1/2];
+    W[i, j] = the normalised weight degradation m² + (1 − m)² + 2m(1 − m)κ − s(h_low)². For
+    m ≤ 1/2 these are h(m, κ) and WD(m, κ)/(α_i + α_j)²; for m > 1/2 they continue the lower
+    branch smoothly, so that cells straddling m = 1/2 interpolate one branch, never the jump of h
+    on Z nor the kink of WD there (lookups with m > 1/2 use the symmetries h(m) = 1 − h(1 − m),
+    WD(m) = WD(1 − m)). κ = 0 is the limit s(h) → m·[h = 1] + (1 − m)·[h = 0]."""
+    if grid_size < 2:
+        raise ValueError(f"grid_size must be >= 2, got {grid_size}")
+    H_arr = np.empty((grid_size, grid_size))
+    W_arr = np.empty((grid_size, grid_size))
+    cdef double[:, ::1] H = H_arr
+    cdef double[:, ::1] W = W_arr
+    cdef Py_ssize_t i, j, G = grid_size
+    cdef double m, k, lnk, h, s
+    with nogil:
+        for i in range(G):
+            m = i / <double>(G - 1)
+            for j in range(G):
+                k = j / <double>(G - 1)
+                if j == 0:                      # κ = 0: the lower branch is h = 0, s = 1 − m
+                    H[i, j] = 0.0
+                    W[i, j] = m * m + (1.0 - m) * (1.0 - m) - (1.0 - m) * (1.0 - m)
+                    continue
+                lnk = log(k)
+                h = _gss_low(m, lnk, eps)
+                s = _s(m, lnk, h)
+                H[i, j] = h
+                W[i, j] = m * m + (1.0 - m) * (1.0 - m) + 2.0 * m * (1.0 - m) * k - s * s
+    return H_arr, W_arr
+
+
+def golden_section_h(double m, double kappa, double eps=1e-10):
+    """h(m, κ) by golden section search (the function the solver and the tables use)."""
+    if not (0.0 <= m <= 1.0 and 0.0 < kappa <= 1.0):
+        raise ValueError("need 0 <= m <= 1 and 0 < kappa <= 1")
+    return _gss_h(m, log(kappa), eps)
+
+
+def lookup(const double[:, ::1] H, const double[:, ::1] W, double m, double kappa):
+    """(h, normalised WD) looked up with bilinear interpolation, as the solver does."""
+    cdef Py_ssize_t G = H.shape[0]
+    return _lookup_h(&H[0, 0], G, m, kappa), _lookup_wd(&W[0, 0], G, m, kappa)
+
+
+cdef class BSGDCore:
+    """Budgeted model state: SVs (stored column-wise, SVT: d × capacity), coefficients a (α = scale · a), SV norms, the
+    squared-distance matrix D between SVs, bias, and the instrumentation counters."""
+    cdef public Py_ssize_t n_dims, budget, capacity, n_sv, n_iter, grid_size
+    cdef public double gamma, lam, scale, bias
+    cdef public bint fit_bias, diagnose
+    cdef public int method
+    cdef public object SVT, a, norms, D, H, W
+    # instrumentation
+    cdef public long long n_merges, n_removals, n_fallback_removals
+    cdef public long long diag_events, diag_equal, diag_ratio_count
+    cdef public double seconds_a, seconds_b, diag_factor_gss_sum, diag_factor_lookup_wd_sum
+    cdef public double last_wd, wd_sum
+    # raw views (fixed capacity: allocated once)
+    cdef double* svp
+    cdef double* ap
+    cdef double* normp
+    cdef double* Dp
+    cdef const double* Hp
+    cdef const double* Wp
+    cdef object _scratch
+    cdef double* dist
+    cdef double* kval
+    cdef double* cm
+    cdef double* clnk
+    cdef double* ck
+    cdef double* cwd
+    cdef double* tmp
+    cdef Py_ssize_t* cidx
+    cdef object _cidx
+
+    def __init__(self, *, n_dims, budget, gamma, lam, method, fit_bias=False, H=None, W=None,
+                 diagnose=False):
+        if method not in METHODS:
+            raise ValueError(f"merge must be one of {sorted(METHODS)}, got {method!r}")
+        self.method = METHODS[method]
+        self.n_dims, self.budget, self.gamma, self.lam = n_dims, budget, gamma, lam
+        self.fit_bias, self.diagnose = fit_bias, diagnose
+        needs_tables = self.method in (MERGE_LOOKUP_H, MERGE_LOOKUP_WD) or diagnose
+        if needs_tables and (H is None or W is None):
+            raise ValueError("lookup merging and diagnostics need the H and W tables")
+        self.capacity = budget + 1
+        cap = self.capacity
+        self.SVT = np.zeros((n_dims, cap))
+        self.a = np.zeros(cap)
+        self.norms = np.zeros(cap)
+        self.D = np.zeros((cap, cap))
+        self._scratch = np.zeros((8, cap))
+        self._cidx = np.zeros(cap, dtype=np.intp)
+        self.grid_size = 0
+        if H is not None:
+            self.H = np.ascontiguousarray(H, dtype=np.float64)
+            self.W = np.ascontiguousarray(W, dtype=np.float64)
+            if self.H.shape != self.W.shape or self.H.ndim != 2 or self.H.shape[0] != self.H.shape[1]:
+                raise ValueError("H and W must be square tables of one size")
+            self.grid_size = self.H.shape[0]
+        self._bind()
+        self.n_sv = self.n_iter = 0
+        self.scale = 1.0
+        self.bias = 0.0
+        self.n_merges = self.n_removals = self.n_fallback_removals = 0
+        self.diag_events = self.diag_equal = self.diag_ratio_count = 0
+        self.seconds_a = self.seconds_b = 0.0
+        self.diag_factor_gss_sum = self.diag_factor_lookup_wd_sum = 0.0
+        self.last_wd = self.wd_sum = 0.0
+
+    cdef void _bind(self):
+        cdef double[:, ::1] sv = self.SVT
+        cdef double[::1] a = self.a
+        cdef double[::1] nr = self.norms
+        cdef double[:, ::1] D = self.D
+        cdef double[:, ::1] s = self._scratch
+        cdef Py_ssize_t[::1] ci = self._cidx
+        cdef const double[:, ::1] T
+        self.svp, self.ap, self.normp, self.Dp = &sv[0, 0], &a[0], &nr[0], &D[0, 0]
+        self.dist, self.kval, self.cm, self.clnk = &s[0, 0], &s[1, 0], &s[2, 0], &s[3, 0]
+        self.ck, self.cwd, self.tmp = &s[4, 0], &s[5, 0], &s[6, 0]
+        self.cidx = &ci[0]
+        self.Hp = self.Wp = NULL
+        if self.H is not None:
+            T = self.H
+            self.Hp = &T[0, 0]
+            T = self.W
+            self.Wp = &T[0, 0]
+
+    # ---- Python-facing -------------------------------------------------------------------
+    def coef(self):
+        """α of the current SVs (n_sv,)."""
+        return self.scale * self.a[:self.n_sv]
+
+    def support_vectors(self):
+        return self.SVT[:, :self.n_sv].T.copy()
+
+    def train(self, const double[:, ::1] X, const double[::1] y, const long long[::1] rows):
+        """One SGD step per entry of rows (indices into X; y in {−1, +1}). Returns steps done."""
+        if X.shape[1] != self.n_dims:
+            raise ValueError("X has the wrong number of columns")
+        cdef Py_ssize_t r, n_rows = rows.shape[0], d = self.n_dims
+        with nogil:
+            for r in range(n_rows):
+                self._step(&X[0, 0] + rows[r] * d, y[rows[r]])
+        return n_rows
+
+    def decision(self, const double[:, ::1] X):
+        """f(X) = scale · Σ_j a_j k(sv_j, x) + b."""
+        cdef Py_ssize_t i, n = X.shape[0], d = self.n_dims
+        out = np.empty(n)
+        cdef double[::1] F = out
+        if n == 0:
+            return out
+        with nogil:
+            for i in range(n):
+                F[i] = self._f(&X[i, 0])
+        return out
+
+    # ---- the loop ---------------------------------------------------------------------------
+    cdef double _f(self, const double* x) noexcept nogil:
+        """f(x); leaves the squared distances to the SVs in self.dist."""
+        return self.scale * kb_bsgd_f(x, self.n_dims, self.svp, self.capacity, self.n_sv, self.normp,
+                                      self.ap, -self.gamma, self.dist, self.kval) + self.bias
+
+    cdef void _step(self, const double* x, double y) noexcept nogil:
+        cdef Py_ssize_t j, n, slot, d = self.n_dims, cap = self.capacity
+        cdef double f = self._f(x)
+        cdef double t = <double>(self.n_iter + 1)
+        cdef double eta = 1.0 / (self.lam * t)                 # Pegasos step η_t = 1/(λt)
+        cdef double shrink = 1.0 - self.lam * eta              # = 1 − 1/t
+        self.n_iter += 1
+        if shrink <= 0.0:                                      # t = 1: w ← 0·w
+            self.n_sv = 0
+            self.scale = 1.0
+        else:
+            self.scale *= shrink
+        if y * f < 1.0:                                        # hinge active: add (x, η_t y)
+            n = self.n_sv
+            slot = n
+            for j in range(d):
+                self.svp[j * cap + slot] = x[j]
+            self.normp[slot] = kb_dot_f64(x, x, d)
+            self.ap[slot] = eta * y / self.scale
+            for j in range(n):                                 # D row = distances of this step
+                self.Dp[slot * cap + j] = self.dist[j]
+                self.Dp[j * cap + slot] = self.dist[j]
+            self.Dp[slot * cap + slot] = 0.0
+            self.n_sv = n + 1
+            if self.fit_bias:
+                self.bias += eta * y
+            if self.n_sv > self.budget:
+                self._maintain()
+        if self.scale < 1e-150:                                # keep a = α/scale representable
+            for j in range(self.n_sv):
+                self.ap[j] *= self.scale
+            self.scale = 1.0
+
+    cdef Py_ssize_t _argmin_abs(self) noexcept nogil:
+        """The SV of minimal |α|; ties (equal to relative 1e-12, e.g. the SVs Pegasos added at
+        different steps, whose |α| = 1/(λt) agree up to rounding) go to the lowest slot."""
+        cdef Py_ssize_t j
+        cdef double v = fabs(self.ap[0])
+        for j in range(1, self.n_sv):
+            if fabs(self.ap[j]) < v:
+                v = fabs(self.ap[j])
+        v *= 1.0 + 1e-12
+        for j in range(self.n_sv):
+            if fabs(self.ap[j]) <= v:
+                return j
+        return 0
+
+    cdef void _remove(self, Py_ssize_t i) noexcept nogil:
+        """Drop SV i: the last SV moves into its slot (with its row and column of D)."""
+        cdef Py_ssize_t k, last = self.n_sv - 1, d = self.n_dims, cap = self.capacity
+        if i != last:
+            for k in range(d):
+                self.svp[k * cap + i] = self.svp[k * cap + last]
+            self.ap[i] = self.ap[last]
+            self.normp[i] = self.normp[last]
+            for k in range(last):
+                self.Dp[i * cap + k] = self.Dp[last * cap + k]
+                self.Dp[k * cap + i] = self.Dp[last * cap + k]
+            self.Dp[i * cap + i] = 0.0
+        self.n_sv = last
+
+    cdef Py_ssize_t _select(self, int method, Py_ssize_t nc, double ai, double* h_out,
+                            double* wd_out) noexcept nogil:
+        """Section A: the best partner among the nc candidates (strict <: first on ties), its h
+        and its WD (in stored units a)."""
+        cdef Py_ssize_t c, best = -1
+        cdef double h, wd, aj, best_wd = INFINITY, best_h = 0.0, eps
+        if method == MERGE_LOOKUP_WD:
+            for c in range(nc):
+                aj = self.ap[self.cidx[c]]
+                wd = (ai + aj) * (ai + aj) * _lookup_wd(self.Wp, self.grid_size, self.cm[c], self.ck[c])
+                self.cwd[c] = wd
+                if wd < best_wd:
+                    best_wd = wd
+                    best = c
+            best_h = _lookup_h(self.Hp, self.grid_size, self.cm[best], self.ck[best])
+            # the merge actually performed has this WD (exact for the h used)
+            best_wd = _merge_wd(ai, self.ap[self.cidx[best]], self.clnk[best], self.ck[best], best_h)
+        else:
+            eps = GSS_EPS_PRECISE if method == MERGE_GSS_PRECISE else GSS_EPS_STANDARD
+            for c in range(nc):
+                if method == MERGE_LOOKUP_H:
+                    h = _lookup_h(self.Hp, self.grid_size, self.cm[c], self.ck[c])
+                else:
+                    h = _gss_h(self.cm[c], self.clnk[c], eps)
+                wd = _merge_wd(ai, self.ap[self.cidx[c]], self.clnk[c], self.ck[c], h)
+                self.cwd[c] = wd
+                if wd < best_wd:
+                    best_wd = wd
+                    best_h = h
+                    best = c
+        h_out[0] = best_h
+        wd_out[0] = best_wd
+        return best
+
+    cdef void _diagnose(self, Py_ssize_t nc, double ai) noexcept nogil:
+        """GSS-standard and Lookup-WD on the same state: equal decisions, and the factors by which
+        their WDs exceed GSS-precise's minimum (Table 3)."""
+        cdef double h, wd_g, wd_l, wd_p, wd
+        cdef Py_ssize_t c, cg, cl
+        wd_p = INFINITY
+        for c in range(nc):
+            h = _gss_h(self.cm[c], self.clnk[c], GSS_EPS_PRECISE)
+            wd = _merge_wd(ai, self.ap[self.cidx[c]], self.clnk[c], self.ck[c], h)
+            if wd < wd_p:
+                wd_p = wd
+        cg = self._select(MERGE_GSS, nc, ai, &h, &wd_g)
+        cl = self._select(MERGE_LOOKUP_WD, nc, ai, &h, &wd_l)
+        self.diag_events += 1
+        if cg == cl:
+            self.diag_equal += 1
+        if wd_p > 1e-12 * ai * ai:           # below this the ratio is rounding noise
+            self.diag_factor_gss_sum += wd_g / wd_p
+            self.diag_factor_lookup_wd_sum += wd_l / wd_p
+            self.diag_ratio_count += 1
+
+    cdef void _maintain(self) noexcept nogil:
+        """Budget maintenance (Alg. 1) on B + 1 SVs; times section A (h or WD) and B (the rest)."""
+        cdef double t0 = _now(), ta0, ta1, tb1
+        cdef Py_ssize_t n = self.n_sv, d = self.n_dims, cap = self.capacity
+        cdef Py_ssize_t i = self._argmin_abs(), j, k, c, nc = 0, best
+        cdef double ai = self.ap[i], aj, h, wd, lnk, kappa, dij, az, nz, zk
+        cdef double sc2 = self.scale * self.scale
+        if self.method != MERGE_REMOVAL:
+            for j in range(n):                                 # same-label partners: m, ln κ
+                aj = self.ap[j]
+                if j != i and aj * ai > 0.0:
+                    self.cidx[nc] = j
+                    # x_i has the minimal |α|, so m ≤ 1/2; the clamp removes rounding (and the
+                    # 1e-12 tie tolerance) so that equal |α| always take the same branch on Z
+                    self.cm[nc] = min(ai / (ai + aj), 0.5)
+                    self.clnk[nc] = -self.gamma * self.Dp[i * cap + j]
+                    nc += 1
+            kb_bsgd_exp_scaled(self.ck, self.clnk, 1.0, nc)    # κ = exp(ln κ)
+        if nc == 0:                                            # removal (or no partner of that label)
+            self.last_wd = ai * ai * sc2
+            self.wd_sum += self.last_wd
+            self._remove(i)
+            if self.method == MERGE_REMOVAL:
+                self.n_removals += 1
+            else:
+                self.n_fallback_removals += 1
+            self.seconds_b += _now() - t0
+            return
+        ta0 = _now()
+        best = self._select(self.method, nc, ai, &h, &wd)     # section A
+        ta1 = _now()
+        if self.diagnose:
+            self._diagnose(nc, ai)
+        tb1 = _now()
+        j = self.cidx[best]                                    # section B: build z (Alg. 1 l. 14–16)
+        aj = self.ap[j]
+        lnk = self.clnk[best]
+        az = ai * exp(lnk * (1.0 - h) * (1.0 - h)) + aj * exp(lnk * h * h)
+        self.last_wd = wd * sc2
+        self.wd_sum += self.last_wd
+        dij = self.Dp[i * cap + j]
+        for k in range(n):                                     # squared distances of z
+            if k != i and k != j:
+                zk = h * self.Dp[i * cap + k] + (1.0 - h) * self.Dp[j * cap + k] - h * (1.0 - h) * dij
+                self.tmp[k] = zk if zk > 0.0 else 0.0
+        nz = 0.0
+        for k in range(d):                                     # z = h x_i + (1 − h) x_j into slot j
+            zk = h * self.svp[k * cap + i] + (1.0 - h) * self.svp[k * cap + j]
+            self.svp[k * cap + j] = zk
+            nz += zk * zk
+        self.normp[j] = nz
+        self.ap[j] = az
+        for k in range(n):
+            if k != i and k != j:
+                self.Dp[j * cap + k] = self.tmp[k]
+                self.Dp[k * cap + j] = self.tmp[k]
+        self.Dp[j * cap + j] = 0.0
+        self._remove(i)
+        self.n_merges += 1
+        self.seconds_a += ta1 - ta0
+        self.seconds_b += (ta0 - t0) + (_now() - tb1)

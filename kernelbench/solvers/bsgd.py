@@ -1,0 +1,169 @@
+"""BSGD: budgeted stochastic gradient descent for the kernel SVM with budget maintenance by
+merging (Wang, Crammer & Vucetic 2012; Glasmachers & Qaadan, "Speeding up BSGD SVM training with
+precomputed golden section search").
+
+Primal SGD on objective (1) with the hinge loss, one sample per step, Pegasos step η_t = 1/(λt),
+λ = 1/(n·C); whenever B + 1 support vectors exist, Alg. 1 merges the SV of minimal |α| with its best
+same-label partner. How h (or the weight degradation WD) of a candidate pair is found is `merge`:
+
+    gss          golden section search, ε = 0.01 (the paper's "GSS-standard")
+    gss-precise  golden section search, ε = 1e-10
+    lookup-h     bilinear lookup of h(m, κ) in a grid_size² table (computed by GSS at ε = 1e-10)
+    lookup-wd    bilinear lookup of WD(m, κ) to choose the partner; h of the chosen pair from the h table
+    removal      drop the SV of minimal |α| (no merging; the simplest maintenance)
+
+The compiled loop is in _bsgd.pyx; `counters()` reports merge frequency, the merge time split
+(section A: h or WD; section B: the rest of budget maintenance) and, with `diagnose=True`, the
+side-by-side comparison of GSS-standard and Lookup-WD (Table 3).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from kernelbench.errors import SolverError
+from kernelbench.registry import register_algorithm
+from kernelbench.solvers import _bsgd
+from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
+from kernelbench.solvers.kernels import resolve_gamma
+from kernelbench.solvers.merging import lookup_tables
+
+MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
+
+
+def doc(text, default):
+    return field(default=default, metadata={"doc": text})
+
+
+@dataclass
+class BSGDParams:
+    """Parameters of BSGD as configs name them (DESIGN.md §3)."""
+    C: float = doc("regularisation: λ = 1/(n·C)", 32.0)
+    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
+    budget: int = doc("budget B: the most support vectors the model keeps", 100)
+    merge: Literal["gss", "gss-precise", "lookup-h", "lookup-wd", "removal"] = doc(
+        "budget maintenance: gss (golden section, ε=0.01), gss-precise (ε=1e-10), lookup-h, "
+        "lookup-wd (bilinear tables), removal (drop the min-|α| SV)", "lookup-wd")
+    bias: bool = doc("learn an (unregularised) bias b with the same step η_t", False)
+    grid_size: int = doc("points per axis of the lookup tables over (m, κ) ∈ [0,1]²", 400)
+    diagnose: bool = doc("also run GSS-standard and Lookup-WD (and GSS-precise) on every merge's state "
+                         "and count equal decisions / WD factors; slows training, for Table 3 only", False)
+
+
+def _make_bsgd(params: BSGDParams, *, seed: int, task: str):
+    return BSGDClassifier(**asdict(params), random_state=seed)
+
+
+register_algorithm(
+    "bsgd", factory=_make_bsgd, tasks=("binary",),
+    description="Budgeted SGD kernel SVM, merging by golden section search or lookup "
+                "(Glasmachers & Qaadan; Wang et al. 2012)",
+    smoke_params={"budget": 20},
+)(BSGDParams)
+
+
+class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
+    """Binary RBF-kernel SVM trained by budgeted SGD (one sample per step). Labels may be any two values."""
+
+    batch_size = 1          # one sample per SGD step: steps_per_pass = n (not a parameter)
+
+    def __init__(self, *, C=32.0, gamma="median", budget=100, merge="lookup-wd", bias=False,
+                 grid_size=400, diagnose=False, passes=1.0, random_state=None):
+        self.C = C
+        self.gamma = gamma
+        self.budget = budget
+        self.merge = merge
+        self.bias = bias
+        self.grid_size = grid_size
+        self.diagnose = diagnose
+        self.passes = passes
+        self.random_state = random_state
+
+    def _feature_dtype(self):
+        return np.float64
+
+    def _init_model(self, X):
+        if self.merge not in MERGE_METHODS:
+            raise SolverError(f"merge must be one of {MERGE_METHODS}, got {self.merge!r}")
+        if not (isinstance(self.budget, (int, np.integer)) and not isinstance(self.budget, bool)
+                and self.budget >= 1):
+            raise SolverError(f"budget must be a positive integer, got {self.budget!r}")
+        if not (isinstance(self.grid_size, (int, np.integer)) and self.grid_size >= 2):
+            raise SolverError(f"grid_size must be an integer >= 2, got {self.grid_size!r}")
+        seed = int(np.random.default_rng(self.random_state).integers(2**63))
+        try:
+            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
+        except ValueError as e:
+            raise SolverError(str(e)) from None
+        self.lambda_ = 1.0 / (X.shape[0] * self.C)
+        H = W = None
+        if self.merge in ("lookup-h", "lookup-wd") or self.diagnose:
+            H, W = lookup_tables(int(self.grid_size))
+        self.core_ = _bsgd.BSGDCore(n_dims=X.shape[1], budget=int(self.budget), gamma=self.gamma_,
+                                    lam=self.lambda_, method=self.merge, fit_bias=bool(self.bias),
+                                    H=H, W=W, diagnose=bool(self.diagnose))
+
+    def _train_rows(self, X, Y, rows):
+        if getattr(self, "_y_source", None) is not Y:     # first call, or a new partial_fit chunk
+            self._y_source, self._y_pm = Y, np.ascontiguousarray(Y[:, 0])
+        return self.core_.train(X, self._y_pm, np.ascontiguousarray(rows, dtype=np.int64))
+
+    def _decision(self, X):
+        return self.core_.decision(as_dense(X, np.float64)).reshape(-1, 1)
+
+    # ---- what the runner records ----
+    @property
+    def n_support_vectors_(self) -> int:
+        return self.core_.n_sv
+
+    @property
+    def support_vectors_(self):
+        return self.core_.support_vectors()
+
+    @property
+    def dual_coef_(self):
+        return self.core_.coef()
+
+    @property
+    def intercept_(self) -> float:
+        return self.core_.bias
+
+    def coef_norm_sq(self) -> float:
+        """‖w‖² = αᵀ K α over the support vectors."""
+        core = self.core_
+        alpha = core.coef()
+        if alpha.size == 0:
+            return 0.0
+        K = np.exp(-self.gamma_ * np.maximum(core.D[:core.n_sv, :core.n_sv], 0.0))
+        return float(alpha @ K @ alpha)
+
+    def objective(self, X, y):
+        """P(w, b) = λ/2 ‖w‖² + mean hinge loss on (X, y) (objective (1))."""
+        Y = self._encode_targets(np.asarray(y), fitting=False)[:, 0]
+        F = self.decision_function(X)
+        return float(np.mean(np.maximum(0.0, 1.0 - Y * F)) + 0.5 * self.lambda_ * self.coef_norm_sq())
+
+    def counters(self) -> dict:
+        core = self.core_
+        steps = max(core.n_iter, 1)
+        out = {
+            "merge_frequency": core.n_merges / steps,
+            "merges": int(core.n_merges),
+            "removals": int(core.n_removals + core.n_fallback_removals),
+            "fallback_removals": int(core.n_fallback_removals),
+            "maintenance_seconds": core.seconds_a + core.seconds_b,
+            "merge_seconds_a": core.seconds_a,
+            "merge_seconds_b": core.seconds_b,
+            "weight_degradation_sum": core.wd_sum,
+        }
+        if self.diagnose:
+            events, ratios = max(core.diag_events, 1), max(core.diag_ratio_count, 1)
+            out.update({
+                "diag_merge_events": int(core.diag_events),
+                "diag_equal_decisions": core.diag_equal / events,
+                "diag_factor_gss": core.diag_factor_gss_sum / ratios,
+                "diag_factor_lookup_wd": core.diag_factor_lookup_wd_sum / ratios,
+            })
+        return out

@@ -1,0 +1,83 @@
+"""`make bench`: BSGD total training time, Lookup-WD vs GSS-standard (Glasmachers & Qaadan, Table 3),
+measured in one run on this machine.
+
+For ijcnn1 (C = 2^5, γ = 2^1) and a9a (C = 2^5, γ = 2^-7), B = 100, 20 passes, raw LIBSVM features
+(from the mirror/cache): training time of each merge method (best of --repeat runs with the same
+seed, evaluation excluded), the ratio Lookup-WD / GSS-standard, test accuracy, merge frequency and
+the merge time split (section A: h or WD; section B: the rest). `--libsvm` also prints the exact
+SVM's test accuracy (scikit-learn SVC = LIBSVM, same C and γ; Table 1). Nothing here is a
+pass/fail test.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+SETTINGS = {"ijcnn1": dict(C=2.0**5, gamma=2.0**1), "a9a": dict(C=2.0**5, gamma=2.0**-7)}
+METHODS = ("gss", "lookup-wd", "lookup-h", "gss-precise")
+
+
+def train_once(data, params, merge, budget, passes, seed):
+    from kernelbench.solvers import BSGDClassifier
+
+    est = BSGDClassifier(**params, budget=budget, merge=merge, random_state=seed)
+    est.begin(data.X_train, data.y_train)
+    started = time.perf_counter()
+    est.run(passes * est.steps_per_pass)
+    seconds = time.perf_counter() - started
+    return est, seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(SETTINGS))
+    parser.add_argument("--methods", nargs="+", default=list(METHODS[:3]))
+    parser.add_argument("--budget", type=int, default=100)
+    parser.add_argument("--passes", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--libsvm", action="store_true", help="also fit the exact SVM (slow: minutes)")
+    args = parser.parse_args()
+
+    from kernelbench.data import load_dataset
+    from kernelbench.solvers.merging import lookup_tables
+
+    started = time.perf_counter()
+    lookup_tables.cache_clear()
+    lookup_tables(400)
+    print(f"lookup tables 400x400 (disk cache or GSS at eps=1e-10): {time.perf_counter() - started:.3f} s")
+    for name in args.datasets:
+        data = load_dataset(name, test="official", progress=False)
+        params = SETTINGS[name]
+        print(f"\n{name}: n = {data.X_train.shape[0]}, d = {data.X_train.shape[1]}, C = {params['C']:g}, "
+              f"gamma = {params['gamma']:g}, B = {args.budget}, {args.passes} passes, best of {args.repeat}")
+        times = {}
+        for merge in args.methods:
+            runs = [train_once(data, params, merge, args.budget, args.passes, args.seed)
+                    for _ in range(args.repeat)]
+            est, seconds = min(runs, key=lambda r: r[1])
+            c = est.counters()
+            times[merge] = seconds
+            acc = est.score(data.X_test, data.y_test)
+            print(f"  {merge:12s} train {seconds:7.3f} s  (all: {', '.join(f'{s:.3f}' for _, s in runs)})  "
+                  f"test acc {100 * acc:6.2f}%  merge freq {100 * c['merge_frequency']:5.2f}%  "
+                  f"merging {c['maintenance_seconds']:.3f} s = A {c['merge_seconds_a']:.3f} + "
+                  f"B {c['merge_seconds_b']:.3f} ({100 * c['maintenance_seconds'] / seconds:.1f}% of training)")
+        if "gss" in times and "lookup-wd" in times:
+            print(f"  ratio Lookup-WD / GSS-standard total training time: {times['lookup-wd'] / times['gss']:.3f}")
+        if "gss" in times and "lookup-h" in times:
+            print(f"  ratio Lookup-h  / GSS-standard total training time: {times['lookup-h'] / times['gss']:.3f}")
+        if args.libsvm:
+            from sklearn.svm import SVC
+
+            started = time.perf_counter()
+            svc = SVC(C=params["C"], gamma=params["gamma"], cache_size=1000).fit(data.X_train, data.y_train)
+            print(f"  exact SVM (LIBSVM via SVC): test acc {100 * svc.score(data.X_test, data.y_test):.2f}%, "
+                  f"{svc.n_support_.sum()} SVs, {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
