@@ -44,6 +44,11 @@ def _default(f):
     return None
 
 
+def param_field(doc: str, default):
+    """A params-dataclass field with its one-line documentation (shown by `kernelbench algorithms`)."""
+    return field(default=default, metadata={"doc": doc})
+
+
 ALGORITHMS: dict[str, AlgorithmSpec] = {}
 
 
@@ -62,6 +67,7 @@ def register_algorithm(name, *, factory, description, tasks, smoke_params=None):
 
 def algorithms() -> dict[str, AlgorithmSpec]:
     """All registered algorithms (importing the solver modules registers them)."""
-    import kernelbench.solvers  # noqa: F401  (side effect: registration)
+    import kernelbench.baselines  # noqa: F401  (side effect: registration)
+    import kernelbench.solvers  # noqa: F401
 
     return ALGORITHMS

@@ -307,7 +307,7 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     train_seconds = 0.0
     chunk_size = cell.every if cell.every is not None else (total if math.isfinite(total) else 10**9)
     row = {}
-    if cell.every is not None:
+    if cell.every is not None and estimator.predicts_before_training:
         sink.append(_evaluate(estimator, base, 0.0, cell.on, X_sub, y_sub, X_eval, y_eval, data.task))
     bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {cell.trial}",
                unit="it", disable=not show, leave=False)
@@ -319,7 +319,8 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
             train_seconds += time.perf_counter() - started
             bar.update(done)
             row = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval, data.task)
-            if estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds):
+            if (estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds)
+                    or getattr(estimator, "converged_", False)):   # e.g. LIBSVM: solved to its tolerance
                 break
             sink.append(row)
     except DivergenceError as e:

@@ -52,6 +52,8 @@ def as_dense(X, dtype):
 class IterativeEstimator(BaseEstimator):
     """Base of the mini-batch solvers; subclasses define `_init_model`, `_train_rows`, `_decision`."""
 
+    predicts_before_training = True    # a model exists at iteration 0 (f = 0): curves start there
+
     def _validate_params_common(self):
         if not (isinstance(self.batch_size, (int, np.integer)) and self.batch_size >= 1):
             raise SolverError(f"batch_size must be a positive integer, got {self.batch_size!r}")

@@ -18,12 +18,13 @@ side-by-side comparison of GSS-standard and Lookup-WD (Table 3).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
 
 from kernelbench.errors import SolverError
+from kernelbench.registry import param_field as doc
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _bsgd
 from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
@@ -31,10 +32,6 @@ from kernelbench.solvers.kernels import resolve_gamma
 from kernelbench.solvers.merging import lookup_tables
 
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
-
-
-def doc(text, default):
-    return field(default=default, metadata={"doc": text})
 
 
 @dataclass

@@ -10,13 +10,14 @@ and shrinks every older coefficient by (1 − γ_t λ). The compiled loop is in 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
+from kernelbench.registry import param_field as doc
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _dsg
 from kernelbench.solvers._losses import LOSSES, loss_values
@@ -27,10 +28,6 @@ from kernelbench.solvers.kernels import KERNELS, resolve_gamma
 CLASSIFICATION_LOSSES = ("hinge", "logistic", "smooth_hinge", "squared")
 REGRESSION_LOSSES = ("squared",)
 DIVERGENCE_FACTOR = 1e8   # |f(x)| > 1e8 · max(1, max|y|) counts as divergence (an exploding iterate)
-
-
-def doc(text, default):
-    return field(default=default, metadata={"doc": text})
 
 
 @dataclass
