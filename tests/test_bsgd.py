@@ -305,3 +305,25 @@ def test_registered_for_configs():
     assert "binary" in spec.tasks and all(spec.docs().values())
     est = spec.build({"C": 2.0, "gamma": 0.5, "merge": "gss"}, seed=3)
     assert isinstance(est, BSGDClassifier) and est.merge == "gss" and est.random_state == 3
+
+
+@pytest.mark.parametrize("merge", ["lookup-wd", "gss", "removal"])
+def test_pickled_model_predicts_and_trains_on_identically(merge):
+    import pickle
+
+    from sklearn.datasets import make_moons
+    X, y = make_moons(300, noise=0.2, random_state=0)
+    model = BSGDClassifier(budget=20, passes=2, gamma=1.0, merge=merge, random_state=0).fit(X, y)
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.decision_function(X), model.decision_function(X))
+    model.partial_fit(X, y)
+    copy.partial_fit(X, y)
+    np.testing.assert_array_equal(copy.decision_function(X), model.decision_function(X))
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([BSGDClassifier(budget=10, passes=2, gamma=1.0, random_state=0)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

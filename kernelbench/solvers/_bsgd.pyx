@@ -312,6 +312,13 @@ cdef class BSGDCore:
             T = self.W
             self.Wp = &T[0, 0]
 
+    # ---- pickling: rebuild, then copy the state into the freshly bound arrays ----------------
+    def __reduce__(self):
+        method = {code: name for name, code in METHODS.items()}[self.method]
+        init = dict(n_dims=self.n_dims, budget=self.budget, gamma=self.gamma, lam=self.lam,
+                    method=method, fit_bias=self.fit_bias, H=self.H, W=self.W, diagnose=self.diagnose)
+        return (_rebuild_core, (init, {name: getattr(self, name) for name in _PICKLED_STATE}))
+
     # ---- Python-facing -------------------------------------------------------------------
     def coef(self):
         """α of the current SVs (n_sv,)."""
@@ -525,3 +532,20 @@ cdef class BSGDCore:
         self.n_merges += 1
         self.seconds_a += ta1 - ta0
         self.seconds_b += (ta0 - t0) + (_now() - tb1)
+
+
+_PICKLED_ARRAYS = ("SVT", "a", "norms", "D")
+_PICKLED_STATE = _PICKLED_ARRAYS + (
+    "n_sv", "n_iter", "scale", "bias", "n_merges", "n_removals", "n_fallback_removals",
+    "diag_events", "diag_equal", "diag_ratio_count", "seconds_a", "seconds_b",
+    "diag_factor_gss_sum", "diag_factor_lookup_wd_sum", "last_wd", "wd_sum")
+
+
+def _rebuild_core(init, state):
+    core = BSGDCore(**init)
+    for name, value in state.items():
+        if name in _PICKLED_ARRAYS:
+            np.copyto(getattr(core, name), value)     # keep the arrays the raw pointers view
+        else:
+            setattr(core, name, value)
+    return core
