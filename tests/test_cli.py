@@ -35,7 +35,8 @@ from kernelbench.results import COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "configs" / "quickstart.yaml"
-MIRROR = os.environ.get("KERNELBENCH_MIRROR") or "/work/shared/datasets"
+from conftest import MIRROR as _MIRROR  # noqa: E402
+MIRROR = str(_MIRROR)
 RUN_NAME_RE = re.compile(r"^quickstart-\d{8}-\d{6}-[0-9a-f]{6}$")
 TIMING_COLUMNS = ["train_seconds", "predict_seconds"]
 

@@ -18,7 +18,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_DIR = REPO / "configs"
 CONFIGS = sorted(CONFIG_DIR.glob("*.yaml")) + sorted(CONFIG_DIR.glob("*.yml"))
-MIRROR = os.environ.get("KERNELBENCH_MIRROR") or "/work/shared/datasets"
+from conftest import MIRROR as _MIRROR  # noqa: E402
+MIRROR = str(_MIRROR)
 SMOKE_SECONDS = 60          # a smoke run is a few iterations on a small subsample
 
 

@@ -14,18 +14,12 @@ import kernelbench.data.load as load_mod
 from kernelbench.data import Dataset, load_dataset, prepare
 from kernelbench.errors import DataError
 
-MIRROR = Path("/work/shared/datasets")
+from conftest import MIRROR  # noqa: E402
 needs_mirror = pytest.mark.skipif(not (MIRROR / "a9a.xz").is_file(),
                                   reason=f"staged benchmark mirror {MIRROR} is absent")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """Every test gets its own cache; the real registry; no network."""
-    monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
-    monkeypatch.setenv("KERNELBENCH_MIRROR", str(MIRROR))
-    monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
-    monkeypatch.delenv("KERNELBENCH_REGISTRY", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_data")
 
 
 def _counts(y) -> dict:

@@ -13,15 +13,10 @@ from kernelbench.data.commands import datasets_app
 from kernelbench.data.registry import load_registry
 from kernelbench.errors import DataError
 
-MIRROR = Path("/work/shared/datasets")
+from conftest import MIRROR  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
-    monkeypatch.setenv("KERNELBENCH_MIRROR", str(MIRROR))
-    monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
-    monkeypatch.delenv("KERNELBENCH_REGISTRY", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_data")
 
 
 PAPER_SETS = ["cod-rna", "w6a", "w8a", "ijcnn1", "skin_nonskin", "susy", "higgs", "dota2", "hepmass", "a9a",
