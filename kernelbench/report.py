@@ -23,7 +23,8 @@ class Published:
     where: str                  # table / figure
     dataset: str                # our registry name
     algorithm: str              # our algorithm name
-    metric: str                 # test_error | test_accuracy (percent) | counter:<name> (percent)
+    metric: str                 # test_error | test_accuracy | train_error (percent), counter:<name>,
+                                # counter%:<name> (percent), improvement_vs_gss:<merge> (percent)
     value: float
     std: float | None = None
     params: dict = field(default_factory=dict)     # the entry applies to rows with these params
@@ -52,7 +53,14 @@ _GQ_DATA = [  # dataset, paper name, LIBSVM accuracy (Table 1), budgets with Tab
                              500: [(76.989, 3.109), (75.583, 3.0558), (75.581, 2.558), (75.570, 3.925)]}),
 ]
 _GQ_MERGES = ("gss-precise", "gss", "lookup-h", "lookup-wd")
-_GQ_MERGE_FREQUENCY = {"susy": 43, "skin_nonskin": 16, "ijcnn1": 17, "a9a": 32, "w8a": 6, "phishing": 21}
+# Table 3 (B = 100): Lookup-h and Lookup-WD time improvement vs GSS-standard (%), merging
+# frequency (%), equal merging decisions (%), WD factor of GSS and of Lookup-WD vs GSS-precise
+_GQ_TABLE3 = {"susy": (43.911, 43.396, 43, 93.64, 1.01795, 1.00733),
+              "skin_nonskin": (20.515, 17.788, 16, 74.31, 1.00047, 1.00005),
+              "ijcnn1": (28.091, 30.372, 17, 91.79, 1.02429, 1.00149),
+              "a9a": (21.627, 18.452, 32, 92.54, 1.05064, 1.00402),
+              "w8a": (3.053, 5.649, 6, 93.77, 1.00255, 1.00039),
+              "phishing": (15.385, 13.946, 21, 96.96, 1.00055, 1.00008)}
 
 
 def _published() -> list[Published]:
@@ -65,9 +73,26 @@ def _published() -> list[Published]:
             for merge, (mean, std) in zip(_GQ_MERGES, rows):
                 entries.append(Published(GQ, "Table 2", dataset, "bsgd", "test_accuracy", mean, std,
                                          params={"merge": merge, "budget": budget}, note=name))
-        entries.append(Published(GQ, "Table 3 (merging frequency, B = 100)", dataset, "bsgd",
-                                 "counter:merging_frequency", _GQ_MERGE_FREQUENCY[dataset],
-                                 params={"merge": "gss", "budget": 100}, note=name))
+        h_gain, wd_gain, frequency, equal, factor_gss, factor_wd = _GQ_TABLE3[dataset]
+        table3 = "Table 3 (B = 100)"
+        for merge, gain in (("lookup-h", h_gain), ("lookup-wd", wd_gain)):
+            entries.append(Published(GQ, table3, dataset, "bsgd", f"improvement_vs_gss:{merge}", gain,
+                                     params={"budget": 100, "diagnose": False}, note=name))
+        # The column the paper calls "merging frequency" matches the share of *training time* spent
+        # merging in the authors' code as measured for the issue (ijcnn1: 3.7 % of steps merge,
+        # 20 % of the time; a9a: 25 % and 31 %): both of ours are listed against it.
+        gss_100 = {"merge": "gss", "budget": 100, "diagnose": False}
+        entries.append(Published(GQ, table3, dataset, "bsgd", "merge_time_share", frequency,
+                                 params=gss_100, note=f"{name}; paper's 'merging frequency'"))
+        entries.append(Published(GQ, table3, dataset, "bsgd", "counter%:merge_frequency", frequency,
+                                 params=gss_100, note=f"{name}; fraction of steps that merge"))
+        diag = {"budget": 100, "diagnose": True}
+        entries.append(Published(GQ, table3, dataset, "bsgd", "counter%:diag_equal_decisions", equal,
+                                 params=diag, note=name))
+        entries.append(Published(GQ, table3, dataset, "bsgd", "counter:diag_factor_gss", factor_gss,
+                                 params=diag, note=name))
+        entries.append(Published(GQ, table3, dataset, "bsgd", "counter:diag_factor_lookup_wd", factor_wd,
+                                 params=diag, note=name))
     for dataset, libsvm, dsg, udsg, cdsg in (("cifar10", 38.6, 40.7, 40.2, 40.2),
                                              ("epsilon", 14.3, 14.5, 14.6, 14.5)):
         for algorithm, value in (("libsvm", libsvm), ("dsg", dsg), ("udsg", udsg), ("cdsg", cdsg)):
@@ -102,14 +127,30 @@ def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
     return rows
 
 
-def _values(rows: pd.DataFrame, metric: str) -> np.ndarray:
+def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
+            entry: Published | None = None) -> np.ndarray:
+    if metric.startswith("improvement_vs_gss:"):
+        # 100·(1 − mean time of this merge method / mean time of GSS-standard), same data and budget
+        def seconds(merge):
+            chosen = _matches(final, Published("", "", entry.dataset, entry.algorithm, "", 0.0,
+                                               params={**entry.params, "merge": merge}))
+            return chosen["train_seconds"].astype(float)
+        method, reference = seconds(metric.split(":", 1)[1]), seconds("gss")
+        if not len(method) or not len(reference):
+            return np.array([])
+        return np.array([100.0 * (1.0 - method.mean() / reference.mean())])
+    if metric == "merge_time_share":      # 100 · budget-maintenance seconds / training seconds
+        maintenance = rows["counters"].map(lambda c: json.loads(c).get("maintenance_seconds", np.nan) if c else np.nan)
+        values = 100.0 * maintenance.astype(float) / rows["train_seconds"].astype(float)
+        return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
     if metric == "test_accuracy":
         values = 100.0 * (1.0 - rows["test_error"].astype(float))
     elif metric in ("test_error", "train_error"):
         values = 100.0 * rows[metric].astype(float)
-    else:                                   # counter:<name>, reported in percent
-        name = metric.split(":", 1)[1]
-        values = rows["counters"].map(lambda c: 100.0 * json.loads(c).get(name, np.nan) if c else np.nan)
+    else:                                   # counter:<name> as is, counter%:<name> in percent
+        kind, name = metric.split(":", 1)
+        factor = 100.0 if kind == "counter%" else 1.0
+        values = rows["counters"].map(lambda c: factor * json.loads(c).get(name, np.nan) if c else np.nan)
     return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
 
 
@@ -143,8 +184,12 @@ def build_report(results_dirs) -> tuple[str, list[dict]]:
     final = _final_rows(df, smoke_runs)
     table = []
     for e in PUBLISHED:
-        rows = _matches(final, e) if len(final) else final
-        values = _values(rows, e.metric) if len(rows) else np.array([])
+        if e.metric.startswith("improvement_vs_gss:"):
+            rows = _matches(final, Published("", "", e.dataset, e.algorithm, "", 0.0, params={
+                **e.params, "merge": e.metric.split(":", 1)[1]})) if len(final) else final
+        else:
+            rows = _matches(final, e) if len(final) else final
+        values = _values(rows, e.metric, final, e) if len(rows) else np.array([])
         ours = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
         machines = _machines(folder_of[r] for r in sorted(set(rows["run_id"])) if r in folder_of) if ours else []
         table.append({"paper": e.paper, "where": e.where, "dataset": e.dataset, "algorithm": e.algorithm,
@@ -152,7 +197,9 @@ def build_report(results_dirs) -> tuple[str, list[dict]]:
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
                       "machines": machines, "note": e.note})
     lines = ["# kernelbench: our numbers next to the papers'", "",
-             "Values in percent. Ours: mean ± std over finished trials (n) of every results.csv read.", ""]
+             "Values in percent (WD factors as ratios). Ours: mean ± std over finished trials (n) of "
+             "every results.csv read; time improvements compare mean training times of the same data "
+             "and budget.", ""]
     for paper in dict.fromkeys(e.paper for e in PUBLISHED):
         lines += [f"## {paper}", "", "| where | dataset | algorithm | params | metric | published | ours (n) | difference | measured on |",
                   "|---|---|---|---|---|---|---|---|---|"]

@@ -211,10 +211,10 @@ def test_diagnostics_count_decisions_and_factors():
     core.train(X, y, rows)
     assert core.diag_events == core.n_merges > 20
     assert 0 < core.diag_equal <= core.diag_events
-    assert core.diag_ratio_count > 0
+    assert core.diag_wd_precise_sum > 0
     # GSS-precise is the minimum: both methods' WDs are at least as large (factors >= 1)
-    assert core.diag_factor_gss_sum / core.diag_ratio_count >= 1 - 1e-9
-    assert core.diag_factor_lookup_wd_sum / core.diag_ratio_count >= 1 - 1e-9
+    assert core.diag_wd_gss_sum / core.diag_wd_precise_sum >= 1 - 1e-9
+    assert core.diag_wd_lookup_wd_sum / core.diag_wd_precise_sum >= 1 - 1e-9
     # diagnostics do not change the training itself
     plain = _core("lookup-wd", 3, budget=6, gamma=0.7, lam=1.0 / 800)
     plain.train(X, y, rows)
@@ -327,3 +327,16 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 @parametrize_with_checks([BSGDClassifier(budget=10, passes=2, gamma=1.0, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_diagnostics_count_ties_between_duplicate_partners_as_equal_decisions():
+    """Binary data (a9a) holds many identical points: merging x with any duplicate is the same
+    merge (WD = 0), so choosing a different duplicate is not a different decision."""
+    rng = np.random.default_rng(0)
+    prototypes = rng.normal(size=(6, 3))
+    X = np.ascontiguousarray(prototypes[rng.integers(0, 6, size=200)])
+    y = rng.choice([-1.0, 1.0], size=200)           # noisy labels: the hinge stays active
+    core = _core("lookup-wd", 3, budget=8, gamma=0.7, lam=1.0 / 2000, diagnose=True)
+    core.train(X, y, np.arange(200, dtype=np.int64))
+    assert core.diag_events > 20
+    assert core.diag_equal / core.diag_events > 0.9

@@ -237,8 +237,8 @@ cdef class BSGDCore:
     cdef public object SVT, a, norms, D, H, W
     # instrumentation
     cdef public long long n_merges, n_removals, n_fallback_removals
-    cdef public long long diag_events, diag_equal, diag_ratio_count
-    cdef public double seconds_a, seconds_b, diag_factor_gss_sum, diag_factor_lookup_wd_sum
+    cdef public long long diag_events, diag_equal
+    cdef public double seconds_a, seconds_b, diag_wd_precise_sum, diag_wd_gss_sum, diag_wd_lookup_wd_sum
     cdef public double last_wd, wd_sum
     # raw views (fixed capacity: allocated once)
     cdef double* svp
@@ -255,6 +255,7 @@ cdef class BSGDCore:
     cdef double* ck
     cdef double* cwd
     cdef double* tmp
+    cdef double* cwdp
     cdef Py_ssize_t* cidx
     cdef object _cidx
 
@@ -288,9 +289,9 @@ cdef class BSGDCore:
         self.scale = 1.0
         self.bias = 0.0
         self.n_merges = self.n_removals = self.n_fallback_removals = 0
-        self.diag_events = self.diag_equal = self.diag_ratio_count = 0
+        self.diag_events = self.diag_equal = 0
         self.seconds_a = self.seconds_b = 0.0
-        self.diag_factor_gss_sum = self.diag_factor_lookup_wd_sum = 0.0
+        self.diag_wd_precise_sum = self.diag_wd_gss_sum = self.diag_wd_lookup_wd_sum = 0.0
         self.last_wd = self.wd_sum = 0.0
 
     cdef void _bind(self):
@@ -303,7 +304,7 @@ cdef class BSGDCore:
         cdef const double[:, ::1] T
         self.svp, self.ap, self.normp, self.Dp = &sv[0, 0], &a[0], &nr[0], &D[0, 0]
         self.dist, self.kval, self.cm, self.clnk = &s[0, 0], &s[1, 0], &s[2, 0], &s[3, 0]
-        self.ck, self.cwd, self.tmp = &s[4, 0], &s[5, 0], &s[6, 0]
+        self.ck, self.cwd, self.tmp, self.cwdp = &s[4, 0], &s[5, 0], &s[6, 0], &s[7, 0]
         self.cidx = &ci[0]
         self.Hp = self.Wp = NULL
         if self.H is not None:
@@ -451,25 +452,27 @@ cdef class BSGDCore:
         return best
 
     cdef void _diagnose(self, Py_ssize_t nc, double ai) noexcept nogil:
-        """GSS-standard and Lookup-WD on the same state: equal decisions, and the factors by which
-        their WDs exceed GSS-precise's minimum (Table 3)."""
+        """GSS-standard and Lookup-WD on the same state (Table 3). A decision is equal when both
+        pick a partner of the same GSS-precise WD (duplicate SVs tie exactly: choosing either is
+        the same merge); the WD factors are Σ WD_method / Σ WD_precise over all merges, robust to
+        merges whose best WD is ~0."""
         cdef double h, wd_g, wd_l, wd_p, wd
         cdef Py_ssize_t c, cg, cl
         wd_p = INFINITY
         for c in range(nc):
             h = _gss_h(self.cm[c], self.clnk[c], GSS_EPS_PRECISE)
             wd = _merge_wd(ai, self.ap[self.cidx[c]], self.clnk[c], self.ck[c], h)
+            self.cwdp[c] = wd
             if wd < wd_p:
                 wd_p = wd
         cg = self._select(MERGE_GSS, nc, ai, &h, &wd_g)
         cl = self._select(MERGE_LOOKUP_WD, nc, ai, &h, &wd_l)
         self.diag_events += 1
-        if cg == cl:
+        if cg == cl or fabs(self.cwdp[cg] - self.cwdp[cl]) <= 1e-12 * (ai * ai + fabs(self.cwdp[cg])):
             self.diag_equal += 1
-        if wd_p > 1e-12 * ai * ai:           # below this the ratio is rounding noise
-            self.diag_factor_gss_sum += wd_g / wd_p
-            self.diag_factor_lookup_wd_sum += wd_l / wd_p
-            self.diag_ratio_count += 1
+        self.diag_wd_precise_sum += wd_p
+        self.diag_wd_gss_sum += wd_g
+        self.diag_wd_lookup_wd_sum += wd_l
 
     cdef void _maintain(self) noexcept nogil:
         """Budget maintenance (Alg. 1) on B + 1 SVs; times section A (h or WD) and B (the rest)."""
@@ -537,8 +540,8 @@ cdef class BSGDCore:
 _PICKLED_ARRAYS = ("SVT", "a", "norms", "D")
 _PICKLED_STATE = _PICKLED_ARRAYS + (
     "n_sv", "n_iter", "scale", "bias", "n_merges", "n_removals", "n_fallback_removals",
-    "diag_events", "diag_equal", "diag_ratio_count", "seconds_a", "seconds_b",
-    "diag_factor_gss_sum", "diag_factor_lookup_wd_sum", "last_wd", "wd_sum")
+    "diag_events", "diag_equal", "seconds_a", "seconds_b",
+    "diag_wd_precise_sum", "diag_wd_gss_sum", "diag_wd_lookup_wd_sum", "last_wd", "wd_sum")
 
 
 def _rebuild_core(init, state):

@@ -156,11 +156,11 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
             "weight_degradation_sum": core.wd_sum,
         }
         if self.diagnose:
-            events, ratios = max(core.diag_events, 1), max(core.diag_ratio_count, 1)
+            events, precise = max(core.diag_events, 1), core.diag_wd_precise_sum
             out.update({
                 "diag_merge_events": int(core.diag_events),
                 "diag_equal_decisions": core.diag_equal / events,
-                "diag_factor_gss": core.diag_factor_gss_sum / ratios,
-                "diag_factor_lookup_wd": core.diag_factor_lookup_wd_sum / ratios,
+                "diag_factor_gss": core.diag_wd_gss_sum / precise if precise > 0 else float("nan"),
+                "diag_factor_lookup_wd": core.diag_wd_lookup_wd_sum / precise if precise > 0 else float("nan"),
             })
         return out
