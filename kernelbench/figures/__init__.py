@@ -20,12 +20,24 @@ def register_figure(name: str):
     return decorate
 
 
-def collect_results(folder) -> pd.DataFrame:
-    """All rows of all results.csv files below `folder` (empty frame if none)."""
+def collect_results(folder, *, include_smoke: bool = False) -> pd.DataFrame:
+    """All rows of all results.csv files below `folder` (empty frame if none); smoke runs (a few
+    iterations on a subsample, run.json "smoke": true) are left out unless asked for."""
+    import json
+
     from kernelbench.results import read_results
 
-    frames = [read_results(p.parent) for p in sorted(Path(folder).rglob("results.csv"))]
-    frames = [f for f in frames if not f.empty]
+    frames = []
+    for path in sorted(Path(folder).rglob("results.csv")):
+        try:
+            smoke = json.loads((path.parent / "run.json").read_text()).get("smoke", False)
+        except (OSError, ValueError):
+            smoke = False
+        if smoke and not include_smoke:
+            continue
+        frame = read_results(path.parent)
+        if not frame.empty:
+            frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
