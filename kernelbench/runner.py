@@ -115,7 +115,8 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
              for grid_cell in (expand_grid(cfg.grid) if cfg.grid else [{}])
              for trial in range(cfg.trials)]
     with _open_run(cfg, out_dir, command, resume) as (run, done):
-        run.update_meta(dataset=_describe(prepared.data), smoke=smoke)
+        run.update_meta(dataset=_describe(prepared.data), smoke=smoke,
+                        determinism=_determinism(prepared))
         _execute(prepared, cells, cfg, run, done, execution)
         last = _final_rows(run)
         summary = [{k: r.get(k) for k in ("params", "trial", "status", "test_error", "test_mse",
@@ -152,7 +153,7 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
                 for g in grid_cells for i, (train_rows, valid_rows) in enumerate(folds)]
     defaults = prepared.spec.defaults()
     with _open_run(cfg, out_dir, command, resume) as (run, done):
-        run.update_meta(dataset=_describe(data), cv=cfg.cv)
+        run.update_meta(dataset=_describe(data), cv=cfg.cv, determinism=_determinism(prepared))
         _execute(prepared, cv_cells, cfg, run, done, execution, desc="grid")
         scores = {cell_key(r["params"], r["trial"], r["fold"]): r for r in _final_rows(run)}
         table = []
@@ -332,6 +333,11 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     row["final"] = 1
     sink.append(row)
     return row
+
+
+def _determinism(prepared: Prepared) -> str:
+    estimator = prepared.spec.build({}, seed=0, task=prepared.data.task)
+    return getattr(estimator, "determinism", "not stated")
 
 
 def _params_json(defaults: dict, params: dict) -> str:

@@ -26,6 +26,7 @@ import ipaddress
 import json
 import lzma
 import os
+import re
 import socket
 import sys
 import zipfile
@@ -125,6 +126,9 @@ def open_decompressed(path: Path, compression: str | None = None, member: str | 
                     raise DataError(f"{path}: zip archive holds {len(names)} files ({', '.join(names[:5])}); "
                                     "the registry must name the member to read.")
                 member = names[0]
+            if member.startswith(("/", "\\")) or ".." in re.split(r"[/\\]", member) or re.match(r"^[A-Za-z]:", member):
+                raise DataError(f"{path}: refusing zip member {member!r}: an absolute path or one with '..' "
+                                "(path traversal). Replace the archive.")
             if member not in names:
                 raise DataError(f"{path}: zip archive has no member {member!r} (it holds {', '.join(names[:10])}). "
                                 "Replace the archive with the one from the registry URL.")

@@ -85,7 +85,7 @@ def _find_bad_svmlight_line(path: Path, comp: str, member, n_features, zero_base
         try:
             load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=n_features, zero_based=zero_based)
             return None
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:   # OverflowError: a feature index >= 2**31
             return str(exc)
 
     block, start, lineno = [], 1, 0
@@ -123,7 +123,7 @@ def _parse_svmlight(path: Path, member, *, n_features, zero_based, dense):
             X, y = load_svmlight_file(fh, n_features=n_features, zero_based=zero_based, dtype=np.float64)
     except DataError:
         raise
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:   # OverflowError: a feature index >= 2**31
         hit = _find_bad_svmlight_line(path, comp, member, n_features, zero_based)
         if hit:
             lineno, text, msg = hit
@@ -408,7 +408,7 @@ def _take(X, idx):
     return np.ascontiguousarray(X[idx])
 
 
-def split_fraction(X, y, task: str, fraction: float, seed: int):
+def split_fraction(X, y, task: str, fraction: float, seed: int, where: str = ""):
     """Seeded split of (X, y): stratified for classification. Rows keep their file order."""
     from sklearn.model_selection import train_test_split
 
@@ -418,7 +418,8 @@ def split_fraction(X, y, task: str, fraction: float, seed: int):
     try:
         tr, te = train_test_split(idx, test_size=fraction, random_state=seed, stratify=stratify)
     except ValueError as exc:
-        raise DataError(f"Cannot make a {'stratified ' if stratify is not None else ''}{fraction:g} test split "
+        raise DataError(f"{where + ': ' if where else ''}"
+                        f"Cannot make a {'stratified ' if stratify is not None else ''}{fraction:g} test split "
                         f"of {n} rows ({exc}). Use a larger file, a different fraction, or test='none'.") from None
     tr.sort()
     te.sort()
@@ -526,12 +527,12 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
                 notes.append(f"test = the last {k} rows (the dataset's official protocol)")
             else:
                 frac = float(split_protocol.get("test_fraction", 0.25))
-                X_tr, y_tr, X_te, y_te = split_fraction(X_tr, y_tr, resolved_task, frac, seed)
+                X_tr, y_tr, X_te, y_te = split_fraction(X_tr, y_tr, resolved_task, frac, seed, where)
                 kind = "stratified " if resolved_task != "regression" else ""
                 notes.append(f"no official test file: test = seeded {kind}{frac:.0%} split of the training file "
                              f"(seed {seed})")
         else:
-            X_tr, y_tr, X_te, y_te = split_fraction(X_tr, y_tr, resolved_task, test, seed)
+            X_tr, y_tr, X_te, y_te = split_fraction(X_tr, y_tr, resolved_task, test, seed, where)
             kind = "stratified " if resolved_task != "regression" else ""
             notes.append(f"test = seeded {kind}{test:.0%} split of the training file (seed {seed})")
     description = "; ".join(n.rstrip(".") for n in notes if n)

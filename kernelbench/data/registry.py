@@ -187,6 +187,8 @@ def _parse_file(bad, role, f) -> FileSpec:
     url = f.get("url")
     if url is not None and (not isinstance(url, str) or not re.match(r"^https?://", url)):
         raise bad(f"files.{role}.url", f"{url!r} must be an http(s) URL or null")
+    if url is not None and url.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] in ("", ".", ".."):
+        raise bad(f"files.{role}.url", f"{url!r} must end in a file name (it names the download in the cache)")
     comp = f.get("compression", "none")
     if comp not in COMPRESSIONS:
         raise bad(f"files.{role}.compression", f"{comp!r} is not one of {', '.join(COMPRESSIONS)}")

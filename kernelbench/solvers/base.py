@@ -53,6 +53,8 @@ class IterativeEstimator(BaseEstimator):
     """Base of the mini-batch solvers; subclasses define `_init_model`, `_train_rows`, `_decision`."""
 
     predicts_before_training = True    # a model exists at iteration 0 (f = 0): curves start there
+    # What a user can expect when re-running with the same seed (recorded in run.json).
+    determinism = "identical results for the same seed and thread count"
 
     def _validate_params_common(self):
         if not (isinstance(self.batch_size, (int, np.integer)) and self.batch_size >= 1):

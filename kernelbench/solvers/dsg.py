@@ -78,6 +78,8 @@ register_algorithm(
 
 class _DSGBase(IterativeEstimator):
     _losses: tuple[str, ...] = ()
+    determinism = ("identical results for the same seed and thread count; a different thread count "
+                   "changes GEMM blocking, so coefficients may differ in the last bits (~1e-10)")
 
     def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
