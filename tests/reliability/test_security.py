@@ -147,7 +147,7 @@ def test_registry_with_http_url_through_the_cli_is_exit_2(tmp_path, monkeypatch)
 def _zip(path: Path, members: dict) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in members.items():
-            info = zipfile.ZipInfo("placeholder")
+            info = zipfile.ZipInfo("member.csv")
             info.filename = name                     # ZipFile would otherwise normalise the name
             zf.writestr(info, data)
     return path
