@@ -308,18 +308,27 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     train_seconds = 0.0
     chunk_size = cell.every if cell.every is not None else (total if math.isfinite(total) else 10**9)
     row = {}
-    if cell.every is not None and estimator.predicts_before_training:
-        sink.append(_evaluate(estimator, base, 0.0, cell.on, X_sub, y_sub, X_eval, y_eval, data.task))
+
+    def evaluate():
+        point = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval, data.task)
+        bad = [k for k in ("objective", "train_mse", "test_mse") if k in point and not math.isfinite(point[k])]
+        if bad:                                           # any algorithm: never write NaN/inf as ok
+            raise DivergenceError(f"{' and '.join(bad)} became NaN/inf at iteration {estimator.n_iter_}; "
+                                  "use a smaller step (or a larger t0)")
+        return point
+
     bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {cell.trial}",
                unit="it", disable=not show, leave=False)
     try:
+        if cell.every is not None and estimator.predicts_before_training:
+            sink.append(evaluate())
         while True:
             chunk = int(min(chunk_size, total - estimator.n_iter_))
             started = time.perf_counter()
             done = estimator.run(chunk)
             train_seconds += time.perf_counter() - started
             bar.update(done)
-            row = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval, data.task)
+            row = evaluate()
             if (estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds)
                     or getattr(estimator, "converged_", False)):   # e.g. LIBSVM: solved to its tolerance
                 break

@@ -27,3 +27,22 @@ def test_divergence_is_a_row_status_with_advice(tmp_path):
     assert ok[["objective", "test_error"]].notna().all().all()               # no NaN written as ok
     meta = json.loads((folder / "run.json").read_text())
     assert meta["status"] == "finished" and "thread count" in meta["determinism"]
+
+
+def test_a_non_finite_objective_is_divergence_for_any_algorithm(tmp_path, monkeypatch):
+    """The runner's own guard: an estimator whose iterates stay finite but whose objective is
+    NaN still ends its cell as `diverged`, never as an ok row holding NaN."""
+    from kernelbench.config import config_from_dict
+    from kernelbench.runner import run_experiment
+    from kernelbench.solvers.dsg import DSGClassifier
+
+    monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
+    monkeypatch.setattr(DSGClassifier, "objective", lambda self, X, y: float("nan"))
+    cfg = config_from_dict({"dataset": {"name": "digits86"}, "algorithm": {"name": "dsg"},
+                            "stop": {"passes": 1}, "evaluate": {"every": 1, "on": ["objective"]}})
+    folder = run_experiment(cfg, out_dir=tmp_path / "out", quiet=True)
+    df = pd.read_csv(folder / "results.csv")
+    assert (df["status"] == "diverged").sum() == 1 and df["final"].iloc[-1] == 1
+    assert "objective became NaN/inf" in df["message"].iloc[-1]
+    assert df.loc[df["status"] == "ok", "objective"].notna().all()
