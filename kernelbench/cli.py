@@ -18,7 +18,7 @@ app = typer.Typer(
 DEFAULT_CONFIG = Path("configs/quickstart.yaml")
 
 
-def _overrides(seed, threads, smoke=False):
+def _overrides(seed, threads):
     out = {}
     if seed is not None:
         out["seed"] = seed

@@ -27,7 +27,8 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
     seed            int >= 0                                                             (default 0)
     stop            {passes: float > 0, iterations: int >= 1, seconds: float > 0}; the run stops at
                     whichever given limit comes first; at least one                (default passes=1)
-    evaluate        every: iterations between evaluation points, int >= 1            (default 10)
+    evaluate        every: iterations between evaluation points, int >= 1; default null =
+                    about 10 points per pass (an iteration is a mini-batch for DSG, one sample for BSGD)
                     on: subset of objective, train_error, test_error, test_mse, train_mse
                         (default objective, train_error, test_error; without a test set
                         objective, train_error). `train_objective` is read as `objective`.
@@ -125,7 +126,7 @@ class StopConfig:
 
 @dataclass(frozen=True)
 class EvaluateConfig:
-    every: int = 10
+    every: int | None = None            # None: about 10 evaluation points per pass
     on: tuple[str, ...] = ("objective", "train_error", "test_error")
 
 
@@ -718,7 +719,7 @@ def _validate_evaluate(raw, dataset: DatasetConfig) -> EvaluateConfig:
         raw = {("on" if k is True else k): v for k, v in raw.items()}
     raw = _mapping(raw, "evaluate", EVALUATE_KEYS)
     every = raw.get("every")
-    every = 10 if every is None else _as_int(every, "evaluate.every", minimum=1,
+    every = None if every is None else _as_int(every, "evaluate.every", minimum=1,
                                              what="a positive integer")
     on = raw.get("on")
     if on is None:

@@ -24,7 +24,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from kernelbench.config import ExperimentConfig, StopConfig, config_to_dict, expand_grid
-from kernelbench.data import Dataset, load_dataset, prepare
+from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
 from kernelbench.registry import AlgorithmSpec, algorithms
 from kernelbench.results import Run, cell_key, read_results
@@ -53,7 +53,8 @@ class Cell:
     fold: object = ""
     train_rows: np.ndarray | None = None      # CV: rows of the training part used for training
     valid_rows: np.ndarray | None = None      # CV: rows evaluated in place of the test part
-    every: int | None = None                  # evaluation points (None: only at the end)
+    curve: bool = True                        # rows along the way (False: only at the end, e.g. CV folds)
+    every: int | None = None                  # iterations between rows (None: ~10 per pass)
     on: tuple = field(default_factory=tuple)
 
     def key(self, defaults: dict) -> tuple:
@@ -76,11 +77,10 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     if dc.labeled is not None and "semi-supervised" not in spec.tasks:
         raise ConfigError(f"dataset.labeled is for semi-supervised algorithms; {spec.name!r} is "
                           "supervised and trains on every label: remove dataset.labeled")
+    if dc.name is not None:             # known from the registry: refuse before any download
+        _check_task(dc.name, dataset_info(dc.name)["task"], spec)
     data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, progress=progress)
-    if data.task not in spec.tasks:
-        raise DataError(
-            f"dataset {data.name!r} is a {data.task} task, but algorithm {spec.name!r} handles "
-            f"{', '.join(spec.tasks)}; choose another dataset or algorithm (kernelbench algorithms)")
+    _check_task(data.name, data.task, spec)
     subsample = dc.subsample
     if smoke:
         subsample = min(subsample or SMOKE_TRAIN_ROWS, SMOKE_TRAIN_ROWS)
@@ -89,6 +89,13 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
         keep = np.random.default_rng(cfg.seed).choice(data.X_test.shape[0], SMOKE_TEST_ROWS, replace=False)
         data = replace(data, X_test=data.X_test[keep], y_test=data.y_test[keep])
     return Prepared(spec, data, _eval_rows(data.X_train.shape[0], cfg.seed))
+
+
+def _check_task(name, task, spec: AlgorithmSpec):
+    if task not in spec.tasks:
+        raise DataError(
+            f"dataset {name!r} is a {task} task, but algorithm {spec.name!r} handles "
+            f"{', '.join(spec.tasks)}; choose another dataset or algorithm (kernelbench algorithms)")
 
 
 def smoke_config(cfg: ExperimentConfig, spec: AlgorithmSpec) -> ExperimentConfig:
@@ -149,7 +156,7 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
     folds = list(splitter.split(np.zeros(len(y)), y))
     grid_cells = expand_grid(cfg.grid) if cfg.grid else [{}]
     cv_cells = [Cell(params={**cfg.algorithm.params, **g}, trial=0, seed=cfg.seed, fold=i,
-                     train_rows=train_rows, valid_rows=valid_rows, on=(metric,))
+                     train_rows=train_rows, valid_rows=valid_rows, on=(metric,), curve=False)
                 for g in grid_cells for i, (train_rows, valid_rows) in enumerate(folds)]
     defaults = prepared.spec.defaults()
     with _open_run(cfg, out_dir, command, resume) as (run, done):
@@ -283,7 +290,8 @@ def _cell_rows(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
 def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str, *, sink,
                show=False, max_threads=None) -> dict:
     """Train one estimator, appending rows to `sink` at iteration 0, every `cell.every`
-    iterations and at the end (every=None: one row, at the end); the last row has final = 1.
+    iterations (None: ~10 per pass) and at the end; with curve=False only at the end. The last row
+    has final = 1. With a time limit, chunks are at most one pass: the clock is read between them.
     Returns it."""
     data, spec = prepared.data, prepared.spec
     X_train, y_train, X_eval, y_eval = data.X_train, data.y_train, data.X_test, data.y_test
@@ -306,7 +314,12 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     estimator.begin(X_train, y_train)
     total = _total_steps(stop, estimator.steps_per_pass)
     train_seconds = 0.0
-    chunk_size = cell.every if cell.every is not None else (total if math.isfinite(total) else 10**9)
+    if not cell.curve:
+        chunk_size = total if math.isfinite(total) else 10**9
+    else:
+        chunk_size = cell.every or max(1, estimator.steps_per_pass // 10)
+    if stop.seconds:                    # the clock is read between chunks: keep them to one pass
+        chunk_size = max(1, min(chunk_size, estimator.steps_per_pass))
     row = {}
 
     def evaluate():
@@ -320,7 +333,7 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {cell.trial}",
                unit="it", disable=not show, leave=False)
     try:
-        if cell.every is not None and estimator.predicts_before_training:
+        if cell.curve and estimator.predicts_before_training:
             sink.append(evaluate())
         while True:
             chunk = int(min(chunk_size, total - estimator.n_iter_))

@@ -138,7 +138,7 @@ def test_minimal_config_takes_documented_defaults(tmp_path):
     assert cfg.name == "my_run"                 # the file stem, made folder-safe
     assert (cfg.cv, cfg.trials, cfg.seed, cfg.grid) == (5, 1, 0, {})
     assert (cfg.stop.passes, cfg.stop.iterations, cfg.stop.seconds) == (1.0, None, None)
-    assert cfg.evaluate.every == 10
+    assert cfg.evaluate.every is None                   # auto: about 10 points per pass
     assert cfg.evaluate.on == ("objective", "train_error", "test_error")
     assert cfg.dataset.test == "official" and cfg.dataset.scale == "none"
     assert cfg.algorithm.params == {"C": 1.0, "gamma": "median", "loss": "hinge",

@@ -142,3 +142,16 @@ def test_resume_with_nothing_to_resume_starts_a_new_run(tmp_path, env):
     proc = kb("run", write_config(tmp_path), "--out", tmp_path / "out", "-q", "--resume", env=env)
     assert "nothing to resume" in proc.stderr
     assert only_folder(tmp_path / "out")
+
+
+def test_a_time_limit_alone_stops_every_cell(tmp_path, env):
+    """stop: {seconds} with CV cells (no curve): the clock is read between one-pass chunks, so
+    the grid ends instead of running one endless chunk."""
+    config = tmp_path / "secs.yaml"
+    config.write_text("dataset: {name: digits86}\nalgorithm: {name: dsg, params: {batch_size: 16}}\n"
+                      "stop: {seconds: 0.2}\nevaluate: {every: 50, on: [test_error]}\n")
+    proc = kb("grid", config, "--cv", 2, "--out", tmp_path / "out", "-q", env=env, timeout=120)
+    df = pd.read_csv(only_folder(tmp_path / "out") / "results.csv")
+    cv = df[df["fold"].notna()]
+    assert len(cv) == 2 and (cv["train_seconds"] >= 0.2).all() and (cv["train_seconds"] < 5).all()
+    assert "best:" in proc.stdout

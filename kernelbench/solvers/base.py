@@ -53,6 +53,7 @@ class IterativeEstimator(BaseEstimator):
     """Base of the mini-batch solvers; subclasses define `_init_model`, `_train_rows`, `_decision`."""
 
     predicts_before_training = True    # a model exists at iteration 0 (f = 0): curves start there
+    _training_only: tuple = ()         # a subclass's own per-fit data, dropped by finish()
     # What a user can expect when re-running with the same seed (recorded in run.json).
     determinism = "identical results for the same seed and thread count"
 
@@ -106,7 +107,7 @@ class IterativeEstimator(BaseEstimator):
 
     def finish(self):
         """Forget the training data (the model stays)."""
-        for name in ("_train_X", "_train_Y", "_dense_X_cache", "_order"):
+        for name in ("_train_X", "_train_Y", "_dense_X_cache", "_order") + self._training_only:
             self.__dict__.pop(name, None)
         return self
 

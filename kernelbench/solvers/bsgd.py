@@ -65,6 +65,7 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
     """Binary RBF-kernel SVM trained by budgeted SGD (one sample per step). Labels may be any two values."""
 
     batch_size = 1          # one sample per SGD step: steps_per_pass = n (not a parameter)
+    _training_only = ("_y_source", "_y_pm")
 
     def __init__(self, *, C=32.0, gamma="median", budget=100, merge="lookup-wd", bias=False,
                  grid_size=400, diagnose=False, passes=1.0, random_state=None):
