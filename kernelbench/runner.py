@@ -345,7 +345,8 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
             if (estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds)
                     or getattr(estimator, "converged_", False)):   # e.g. LIBSVM: solved to its tolerance
                 break
-            sink.append(row)
+            if cell.curve:
+                sink.append(row)
     except DivergenceError as e:
         row = {**base, "iteration": estimator.n_iter_, "samples_seen": estimator.samples_seen_,
                "train_seconds": train_seconds, "status": "diverged", "message": str(e)}
