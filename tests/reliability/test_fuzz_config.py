@@ -71,7 +71,7 @@ def _check(thunk, tally):
         tally["ConfigError"] += 1
         return
     assert isinstance(cfg, ExperimentConfig)
-    assert cfg.trials >= 1 and cfg.evaluate.every >= 1
+    assert cfg.trials >= 1 and (cfg.evaluate.every is None or cfg.evaluate.every >= 1)   # None: auto
     for value in cfg.algorithm.params.values():
         assert not (isinstance(value, float) and not math.isfinite(value)), cfg.algorithm.params
     assert config_from_dict(config_to_dict(cfg)) == dataclasses.replace(cfg, source=None)
