@@ -108,11 +108,12 @@ NOT_TABULATED = {
 }
 
 
-def _final_rows(df: pd.DataFrame, smoke_runs: set) -> pd.DataFrame:
-    """The last row of every finished train/test cell (CV folds, smoke runs and failures out)."""
+def _final_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The last row of every finished train/test cell (CV folds and failures out; smoke runs are
+    already left out by collect_results)."""
     if df.empty:
         return df
-    df = df[~df["run_id"].isin(smoke_runs) & df["fold"].isna()]
+    df = df[df["fold"].isna()]
     final = df["final"] == 1
     legacy = df["final"].isna().groupby(df["run_id"]).transform("all")   # runs from before `final`
     last = ~df.duplicated(["run_id", "params", "trial"], keep="last")
@@ -172,16 +173,8 @@ def build_report(results_dirs) -> tuple[str, list[dict]]:
     frames = [collect_results(d) for d in results_dirs]
     frames = [f for f in frames if not f.empty]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    folder_of, smoke_runs = {}, set()
-    for d in results_dirs:
-        for p in Path(d).rglob("run.json"):
-            folder_of[p.parent.name] = p.parent
-            try:
-                if json.loads(p.read_text()).get("smoke"):
-                    smoke_runs.add(p.parent.name)
-            except (OSError, ValueError):
-                continue
-    final = _final_rows(df, smoke_runs)
+    folder_of = {p.parent.name: p.parent for d in results_dirs for p in Path(d).rglob("run.json")}
+    final = _final_rows(df)
     table = []
     for e in PUBLISHED:
         if e.metric.startswith("improvement_vs_gss:"):

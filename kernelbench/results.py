@@ -339,22 +339,22 @@ class Run:
                 return run
         return None
 
-    def finished_cells(self) -> set:
+    def finished_cells(self, df=None) -> set:
         """Keys (params, trial, fold) of cells whose last row (final = 1) is written."""
-        df = read_results(self.path)
+        df = read_results(self.path) if df is None else df
         done = df[df["final"] == 1] if len(df) else df
         return {cell_key(r.params, r.trial, r.fold) for r in done.itertuples()}
 
     def resume(self) -> set:
         """Reopen for more rows: drop the rows of cells that never finished (a killed run's
         partial curves), atomically, and return the finished cells' keys."""
-        done = self.finished_cells()
         path = self.results_path
         try:
             lines = path.read_bytes().splitlines(keepends=True)
         except OSError as e:
             raise _output_error("read", path, e) from e
         df = read_results(self.path)
+        done = self.finished_cells(df)
         keep = [lines[0]]
         for line, r in zip(lines[1:], df.itertuples()):
             if cell_key(r.params, r.trial, r.fold) in done:
