@@ -26,8 +26,7 @@ test: install
 	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
-	$(BIN)/python scripts/bench_dsg.py
-	$(BIN)/python scripts/bench_bsgd.py
+	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done
 
 figures: install
 	$(BIN)/kernelbench figures results --out results/figures

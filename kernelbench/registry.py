@@ -66,8 +66,20 @@ def register_algorithm(name, *, factory, description, tasks, smoke_params=None):
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:
-    """All registered algorithms (importing the solver modules registers them)."""
-    import kernelbench.baselines  # noqa: F401  (side effect: registration)
-    import kernelbench.solvers  # noqa: F401
+    """All registered algorithms (importing every solver and baseline module registers them)."""
+    import kernelbench.baselines
+    import kernelbench.solvers
 
+    for package in (kernelbench.solvers, kernelbench.baselines):
+        import_submodules(package)
     return ALGORITHMS
+
+
+def import_submodules(package):
+    """Import every public module of `package` (a module registers what it defines on import)."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{module.name}")

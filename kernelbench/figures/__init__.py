@@ -46,8 +46,10 @@ def render_all(results_dir, out_dir) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from kernelbench.figures import dsg_curves  # noqa: F401  (registers its figures)
-    from kernelbench.figures import bsgd_tables  # noqa: F401
+    import kernelbench.figures
+    from kernelbench.registry import import_submodules
+
+    import_submodules(kernelbench.figures)   # each figure module registers its figures
 
     df = collect_results(results_dir)
     written = []
