@@ -28,7 +28,7 @@ from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
 from kernelbench.registry import AlgorithmSpec, algorithms
 from kernelbench.results import Run, cell_key, read_results
-from kernelbench.solvers.base import DivergenceError, resolve_threads
+from kernelbench.solvers.base import BudgetExceededError, DivergenceError, resolve_threads
 
 EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
 SMOKE_TRAIN_ROWS = 500
@@ -311,7 +311,13 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
             "fold": cell.fold, "threads": "" if threads is None else resolve_threads(threads)}
     X_sub, y_sub = X_train[eval_rows], y_train[eval_rows]
 
-    estimator.begin(X_train, y_train)
+    try:
+        estimator.begin(X_train, y_train)
+    except BudgetExceededError as e:                     # e.g. an O(n²) baseline at large n
+        row = {**base, "iteration": 0, "samples_seen": 0, "train_seconds": 0.0,
+               "status": "skipped", "message": str(e), "final": 1}
+        sink.append(row)
+        return row
     total = _total_steps(stop, estimator.steps_per_pass)
     train_seconds = 0.0
     if not cell.curve:
@@ -347,9 +353,10 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
                 break
             if cell.curve:
                 sink.append(row)
-    except DivergenceError as e:
+    except (DivergenceError, BudgetExceededError) as e:
+        status = "diverged" if isinstance(e, DivergenceError) else "skipped"
         row = {**base, "iteration": estimator.n_iter_, "samples_seen": estimator.samples_seen_,
-               "train_seconds": train_seconds, "status": "diverged", "message": str(e)}
+               "train_seconds": train_seconds, "status": status, "message": str(e)}
     finally:
         bar.close()
         estimator.finish()

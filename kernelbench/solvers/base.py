@@ -26,6 +26,11 @@ class DivergenceError(SolverError):
     """The iterates became NaN/inf (or a step made no sense); the message suggests a smaller step."""
 
 
+class BudgetExceededError(SolverError):
+    """A solver would exceed its memory or time budget on this input (e.g. an O(n²) baseline at
+    large n): the runner writes a clean row with status "skipped" and this message, not a crash."""
+
+
 def resolve_threads(threads: int) -> int:
     """threads <= 0 means every core this process may use."""
     if threads and threads > 0:
