@@ -13,7 +13,10 @@ from .load import Dataset, _take, _to_csr32, check_labels
 SCALINGS = ("none", "standard", "minmax")
 
 
-def prepare(ds: Dataset, *, subsample=None, scale="none", seed=0) -> Dataset:
+MAX_PCA_DENSE_BYTES = 2 * 2**30   # sparse input is densified for PCA up to this; beyond: TruncatedSVD
+
+
+def prepare(ds: Dataset, *, subsample=None, scale="none", seed=0, pca=None) -> Dataset:
     """A random training subset and/or scaled features; the test part is transformed, never fitted on.
 
     subsample: None, or the number of training rows to keep (a seeded uniform random subset, kept in
@@ -23,6 +26,11 @@ def prepare(ds: Dataset, *, subsample=None, scale="none", seed=0) -> Dataset:
                "standard" only divides by the standard deviation (StandardScaler(with_mean=False)) and
                "minmax" divides by the largest absolute value (MaxAbsScaler, to [-1, 1]).
     Constant features are left unscaled (their scale is taken as 1).
+    pca:       None, or the number of principal components to keep (Li & Póczos §5.1 reduce every
+               medium set to <= 100 dims), fitted on the (subsampled, scaled) training part only and
+               applied to the test part. Sparse input is densified when it fits in
+               MAX_PCA_DENSE_BYTES; larger sparse input uses TruncatedSVD (no centering), noted in the
+               description. A value >= the number of features leaves the features as they are.
     """
     if scale not in SCALINGS:
         raise DataError(f"scale={scale!r} is not allowed: use one of {', '.join(SCALINGS)}.")
@@ -51,6 +59,9 @@ def prepare(ds: Dataset, *, subsample=None, scale="none", seed=0) -> Dataset:
         kind = scale if not sp.issparse(ds.X_train) else {"standard": "standard (no centering, sparse)",
                                                            "minmax": "max-abs (sparse)"}[scale]
         notes.append(f"features scaled: {kind}, fitted on the training part only")
+    if pca is not None:
+        X_tr, X_te, note = _pca(X_tr, X_te, pca, seed)
+        notes.append(note)
     if not notes:
         return ds
     desc = "; ".join([ds.description, *notes]) if ds.description else "; ".join(notes)
@@ -69,3 +80,29 @@ def _fix(X):
     if sp.issparse(X):
         return _to_csr32(X.astype(np.float64))
     return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _pca(X_tr, X_te, n_components, seed):
+    """(X_train, X_test, note) projected on the training part's leading components."""
+    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
+        raise DataError(f"pca={n_components!r} must be a positive integer (number of components) or null.")
+    n, d = X_tr.shape
+    if n_components >= d:
+        return X_tr, X_te, f"pca {n_components} >= {d} features: features kept as they are"
+    k = min(int(n_components), n)
+    from sklearn.decomposition import PCA, TruncatedSVD
+
+    if sp.issparse(X_tr) and n * d * 8 > MAX_PCA_DENSE_BYTES:
+        model = TruncatedSVD(n_components=k, random_state=seed)
+        kind = "TruncatedSVD (uncentred; the sparse training part is too large to densify)"
+    else:
+        model = PCA(n_components=k, random_state=seed)
+        kind = "PCA"
+        X_tr = X_tr.toarray() if sp.issparse(X_tr) else X_tr
+        if X_te is not None and sp.issparse(X_te):
+            X_te = X_te.toarray()
+    Z_tr = np.ascontiguousarray(model.fit_transform(X_tr), dtype=np.float64)
+    Z_te = None if X_te is None else np.ascontiguousarray(model.transform(X_te), dtype=np.float64)
+    kept = float(np.sum(getattr(model, "explained_variance_ratio_", [np.nan])))
+    return Z_tr, Z_te, (f"{kind} to {k} of {d} dims, fitted on the training part only "
+                        f"({kept:.1%} of the variance kept)")

@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Compiled core of DSG — doubly stochastic functional gradients (Dai et al. 2014, Alg. 1–2).
+"""Compiled core of the DSG family — doubly stochastic functional gradients (Dai et al. 2014,
+Alg. 1–2) and its variants that re-use old coordinates, UDSG and CDSG (Li & Póczos 2016, Alg. 3–4).
 
 The model is f(x) = Σ_j β_j cos(ω_j·x + b_j) over random features generated block by block from
 (seed, block) (see _random_features.pxd), so it needs only the coefficients β; ω may be cached
@@ -15,6 +16,12 @@ One iteration t (mini-batch version of Alg. 1, batch x_1..x_b, block of F new fe
 with γ_t = step / (t0 + t). Cost of iteration t: O(b · t F · d) for the phases (one BLAS GEMM per
 chunk of features) and O(b · t F) cos (SIMD, OpenMP threads over the batch rows).
 
+UDSG and CDSG differ only in WHICH block an iteration updates: a new one (as above), or an old
+block k, whose coefficients then take the same stochastic block gradient −η·2/(bF)·Σ_i g_i cos(·)
+added to them, after the shrink of everything by (1 − ηλ). UDSG picks k uniformly in the U of
+every G + U iterations (Alg. 3); CDSG picks the k with the largest admissible step of rule (9)
+(closed form in `cdsg_step`), and a new block when no old one beats γ_t (Alg. 4).
+
 Everything inside `train`/`predict` runs without the GIL and without Python objects; errors are
 status codes (DIVERGED, STEP_TOO_LARGE) that the Python side turns into exceptions.
 """
@@ -22,11 +29,11 @@ import numpy as np
 
 from cython cimport floating
 from cython.parallel cimport prange, threadid
-from libc.math cimport isfinite, fabs
+from libc.math cimport isfinite, fabs, exp, sqrt
 from libc.stdint cimport uint64_t
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from kernelbench.solvers._random_features cimport generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
+from kernelbench.solvers._random_features cimport generate_features, splitmix64, KERNEL_RBF, KERNEL_LAPLACIAN
 from kernelbench.solvers._losses cimport loss_derivative
 
 
@@ -146,18 +153,123 @@ cdef Py_ssize_t _row_chunk(Py_ssize_t n, int threads) noexcept nogil:
     return max(1, min(ROW_CHUNK, (n + threads - 1) // threads))
 
 
+# ---- the DSG family's update rules (Li & Póczos 2016) -----------------------------------------
+cdef enum:
+    MODE_DSG = 0        # Dai et al. Alg. 1: a new block of features every iteration
+    MODE_UDSG = 1       # Li & Póczos Alg. 3: G iterations with new blocks, then U with uniform old ones
+    MODE_CDSG = 2       # Li & Póczos Alg. 4: checking rule (9) + expected line search picks new vs old
+
+MODES = {"dsg": MODE_DSG, "udsg": MODE_UDSG, "cdsg": MODE_CDSG}
+
+# Multi-class logistic regression (softmax over the n_outputs = K scores). It lives here, not in
+# _losses.pxd, because it is the one loss whose derivative is a vector (only the DSG family uses it).
+cdef enum:
+    LOSS_SOFTMAX = 100
+SOFTMAX = LOSS_SOFTMAX
+
+cdef uint64_t UDSG_STREAM = 0x5DEECE66D   # seed offset of UDSG's uniform draws of old blocks
+
+
+cdef inline void _softmax_gradient(const double* f, const double* y, double* g,
+                                   Py_ssize_t K) noexcept nogil:
+    """g = softmax(f) − y: the gradient of ℓ(f, y) = logsumexp(f) − y·f (y one-hot) in f."""
+    cdef Py_ssize_t k
+    cdef double mx = f[0], total = 0.0
+    for k in range(1, K):
+        if f[k] > mx:
+            mx = f[k]
+    for k in range(K):
+        g[k] = exp(f[k] - mx)
+        total = total + g[k]
+    for k in range(K):
+        g[k] = g[k] / total - y[k]
+
+
+def softmax_gradients(const double[:, ::1] F, const double[:, ::1] Y):
+    """softmax(F) − Y row by row, by the compiled routine the solver uses (tests check it against
+    finite differences of logsumexp(f) − y·f)."""
+    out = np.empty((F.shape[0], F.shape[1]))
+    cdef double[:, ::1] G = out
+    cdef Py_ssize_t i
+    for i in range(F.shape[0]):
+        _softmax_gradient(&F[i, 0], &Y[i, 0], &G[i, 0], F.shape[1])
+    return out
+
+
+cdef inline double cdsg_step(const double* beta, const double* g, Py_ssize_t K, double s2,
+                             double gamma_t) noexcept nogil:
+    """|η_k| of Li & Póczos rule (9) for one old block, or 0 where no admissible η exists.
+
+    Rule (9) (mini-batch form, vector over the K outputs): find the most negative η < −γ_t with
+        2‖β_k + η ḡ‖² + 2η² s² ≤ ‖β_k‖² + γ_t² ‖ḡ‖²,         s² = K · M² σ² / B²,
+    β_k the block's Alg. 4 weight, ḡ the batch mean of ℓ' (B = 1 in Alg. 4: ḡ = ℓ'(f(x_t), y_t)),
+    M a bound on |ℓ'| and σ² the feature variance of §4.2. (9) as printed divides the variance term
+    by B²; §4.2.1's argument (variance of a mean of B terms) would give B: we follow (9). Closed form: with
+        A = 2(‖ḡ‖² + s²),  b = 4 β_k·ḡ,  c = ‖β_k‖² − γ_t² ‖ḡ‖²,
+    (9) is A η² + b η + c ≤ 0, i.e. η ∈ [η₋, η₊], η± = (−b ± √(b² − 4Ac)) / (2A), empty when
+    b² < 4Ac. The largest step is η₋; it is admissible when η₋ < −γ_t, which needs β_k·ḡ > 0
+    (at η = −γ_t the slack is ‖β_k‖² − 4γ_t β_k·ḡ + γ_t²‖ḡ‖² + 2γ_t² s², positive otherwise)."""
+    cdef Py_ssize_t k
+    cdef double gg = 0.0, bg = 0.0, bb = 0.0, A, b, c, disc, eta
+    for k in range(K):
+        gg = gg + g[k] * g[k]
+        bg = bg + beta[k] * g[k]
+        bb = bb + beta[k] * beta[k]
+    A = 2.0 * (gg + s2)
+    if A <= 0.0:
+        return 0.0
+    b = 4.0 * bg
+    c = bb - gamma_t * gamma_t * gg
+    disc = b * b - 4.0 * A * c
+    if disc < 0.0:
+        return 0.0
+    eta = (-b - sqrt(disc)) / (2.0 * A)
+    if eta < -gamma_t:
+        return -eta
+    return 0.0
+
+
+def cdsg_steps(const double[:, ::1] beta, const double[::1] g, double s2, double gamma_t):
+    """cdsg_step for every column of beta (K × blocks): the compiled rule (9), for the tests."""
+    out = np.zeros(beta.shape[1])
+    cdef double[::1] o = out
+    cdef double[::1] col = np.empty(beta.shape[0])
+    cdef Py_ssize_t j, k
+    for j in range(beta.shape[1]):
+        for k in range(beta.shape[0]):
+            col[k] = beta[k, j]
+        o[j] = cdsg_step(&col[0], &g[0], beta.shape[0], s2, gamma_t)
+    return out
+
+
+cdef inline Py_ssize_t udsg_block(uint64_t seed, Py_ssize_t it, Py_ssize_t blocks) noexcept nogil:
+    """Alg. 3's uniform draw of an old block at iteration `it` (0-based), counter-based."""
+    return <Py_ssize_t>(splitmix64(splitmix64(seed ^ UDSG_STREAM) + <uint64_t>it) % <uint64_t>blocks)
+
+
+def udsg_blocks(uint64_t seed, Py_ssize_t it, Py_ssize_t blocks):
+    return udsg_block(seed, it, blocks)
+
+
 cdef class DSGCore:
-    """Model state of DSG: seeds, coefficients and (optionally) the cached ω. Holds no data."""
+    """Model state of the DSG family: seeds, coefficients and (optionally) the cached ω. Holds no data.
+
+    mode: MODE_DSG (Dai et al. Alg. 1), MODE_UDSG (Alg. 3, `udsg_new` G and `udsg_old` U) or
+    MODE_CDSG (Alg. 4: rule (9) with feature variance σ² = `variance`, step bound θ' =
+    `max_step` · θ). Every block k also carries Alg. 4's weight β_k (one per output), stored like
+    the coefficients as β / scale, so the shrink stays O(1)."""
     cdef public object dtype
-    cdef public int kernel, loss, threads
+    cdef public int kernel, loss, threads, mode
     cdef public bint cache_features
-    cdef public Py_ssize_t n_dims, n_outputs, block_size, n_blocks, n_iter
-    cdef public double gamma, lam, step, t0, scale, f_bound
+    cdef public Py_ssize_t n_dims, n_outputs, block_size, n_blocks, n_iter, n_reused, udsg_new, udsg_old
+    cdef public double gamma, lam, step, t0, scale, f_bound, max_step, variance, grad_bound
     cdef public uint64_t seed
     cdef public object R, W, b          # R: (n_outputs, capacity) float64; W: (capacity, d); b: (capacity,)
+    cdef public object block_weight     # (n_outputs, capacity / block_size) float64: β_k / scale
 
     def __init__(self, *, n_dims, n_outputs, block_size, kernel, gamma, loss, lam, step, t0,
-                 seed, dtype, cache_features, threads, f_bound=1e300):
+                 seed, dtype, cache_features, threads, f_bound=1e300, mode=MODE_DSG,
+                 udsg_new=1, udsg_old=1, max_step=1.0, variance=2.0, grad_bound=0.0):
         self.n_dims, self.n_outputs, self.block_size = n_dims, n_outputs, block_size
         self.kernel = {"rbf": KERNEL_RBF, "laplacian": KERNEL_LAPLACIAN}[kernel]
         self.gamma, self.loss, self.lam, self.step, self.t0 = gamma, loss, lam, step, t0
@@ -165,17 +277,29 @@ cdef class DSGCore:
         self.dtype = np.dtype(dtype)
         self.cache_features, self.threads = cache_features, threads
         self.f_bound = f_bound      # |f(x)| beyond this is an explosion, i.e. divergence
+        self.mode = mode
+        if mode not in (MODE_DSG, MODE_UDSG, MODE_CDSG):
+            raise ValueError(f"mode must be one of {sorted(MODES.values())}, got {mode!r}")
+        if udsg_new < 1 or udsg_old < 0:
+            raise ValueError("UDSG needs G >= 1 new-feature iterations and U >= 0 old ones per period")
+        self.udsg_new, self.udsg_old = udsg_new, udsg_old
+        self.max_step = max_step    # θ'/θ: CDSG's steps are at most θ'/(t0 + t) (Li & Póczos Thm. 14)
+        self.variance = variance    # σ² of rule (9)
+        self.grad_bound = grad_bound  # M of rule (9): a bound on |ℓ'|; grows to the largest seen
         self.n_blocks = 0
         self.n_iter = 0
+        self.n_reused = 0
         self.scale = 1.0
         self._allocate(4 * block_size)
 
     def _allocate(self, Py_ssize_t capacity):
         m = self.n_blocks * self.block_size
         R = np.zeros((self.n_outputs, capacity))
+        B = np.zeros((self.n_outputs, capacity // self.block_size))
         if self.R is not None:
             R[:, :m] = self.R[:, :m]
-        self.R = R
+            B[:, :self.n_blocks] = self.block_weight[:, :self.n_blocks]
+        self.R, self.block_weight = R, B
         if self.cache_features:
             W = np.empty((capacity, self.n_dims), dtype=self.dtype)
             b = np.empty(capacity, dtype=self.dtype)
@@ -190,7 +314,7 @@ cdef class DSGCore:
         need = (self.n_blocks + n_more_blocks) * self.block_size
         if need > self.R.shape[1]:
             self._allocate(max(need, 2 * self.R.shape[1]))
-        for name in ("R", "W", "b"):
+        for name in ("R", "W", "b", "block_weight"):
             array = getattr(self, name)
             if array is not None and not array.flags.writeable:
                 setattr(self, name, array.copy())
@@ -202,6 +326,10 @@ cdef class DSGCore:
     def coef(self):
         """β (n_outputs × n_random_features): f(x) = Σ_j β_j cos(ω_j·x + b_j)."""
         return self.scale * self.R[:, :self.n_random_features]
+
+    def block_weights(self):
+        """Alg. 4's β_k of every block (n_outputs × n_blocks)."""
+        return self.scale * self.block_weight[:, :self.n_blocks]
 
     def predict(self, X):
         """f(X), shape (n, n_outputs). X: C-contiguous (n, d) array of the core's dtype."""
@@ -217,7 +345,8 @@ cdef class DSGCore:
 
     def train(self, X, Y, rows, Py_ssize_t batch_size):
         """Iterations over consecutive batches of `rows` (indices into X; the last batch may be
-        smaller). Y: (n, n_outputs) float64 targets. Returns (status, iterations done)."""
+        smaller). Y: (n, n_outputs) float64 targets (one-hot for softmax). Returns (status,
+        iterations done)."""
         n_steps = (len(rows) + batch_size - 1) // batch_size
         self.reserve(n_steps)
         if self.dtype == np.float32:
@@ -266,27 +395,31 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
     cdef floating[:, ::1] Xb = np.empty((batch_size, d), dtype=core.dtype)
     cdef double[:, ::1] Fx = np.empty((batch_size, K))
     cdef double[:, ::1] G = np.empty((batch_size, K))
+    cdef double[::1] gbar = np.empty(K)
+    cdef double[::1] beta = np.empty(K)
     cdef Py_ssize_t rows_per_chunk = _row_chunk(batch_size, core.threads)
     cdef floating[::1] Z = np.empty(max(core.threads * rows_per_chunk * FEATURE_CHUNK, batch_size * Fb),
                                     dtype=core.dtype)
     cdef floating[:, ::1] Wbuf = np.empty((max(chunk, Fb), d), dtype=core.dtype)
     cdef floating[::1] bbuf = np.empty(max(chunk, Fb), dtype=core.dtype)
     cdef double[:, ::1] R = core.R
+    cdef double[:, ::1] Bw = core.block_weight
     cdef floating[:, ::1] Wc
     cdef floating[::1] bc
     cdef const floating* Wp = NULL
     cdef const floating* bp = NULL
-    cdef floating* Wnew
-    cdef floating* bnew
+    cdef floating* Wblk
+    cdef floating* bblk
     if core.cache_features:
         Wc, bc = core.W, core.b
         Wp, bp = &Wc[0, 0], &bc[0]
-    cdef Py_ssize_t start = 0, nb, i, j, k, m, row
-    cdef double gamma_t, shrink, acc, coef_scale
+    cdef Py_ssize_t start = 0, nb, i, j, k, m, row, kb, choice, period
+    cdef double gamma_t, eta, eta_k, shrink, acc, coef_scale, s2, M = core.grad_bound
     cdef double scale = core.scale
-    cdef Py_ssize_t it = core.n_iter, blocks = core.n_blocks
-    cdef int status = STATUS_OK, threads = core.threads, loss = core.loss
+    cdef Py_ssize_t it = core.n_iter, blocks = core.n_blocks, reused = core.n_reused
+    cdef int status = STATUS_OK, threads = core.threads, loss = core.loss, mode = core.mode
     cdef Py_ssize_t steps = 0
+    period = core.udsg_new + core.udsg_old
     with nogil:
         while start < n_rows:
             nb = min(batch_size, n_rows - start)
@@ -300,44 +433,86 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
             _accumulate(&Xb[0, 0], nb, d, Wp, bp, core.seed, Fb, core.kernel, core.gamma,
                         &R[0, 0], cap, K, m, scale, &Wbuf[0, 0], &bbuf[0], &Z[0],
                         _row_chunk(nb, threads), &Fx[0, 0], threads)                        # f(x_i), Alg. 2
+            for k in range(K):
+                gbar[k] = 0.0
             for i in range(nb):                                   # g_i = ℓ'(f(x_i), y_i)
                 row = rows[start + i]
                 for k in range(K):
                     if not (fabs(Fx[i, k]) <= core.f_bound):      # also catches NaN
                         status = STATUS_DIVERGED
-                    G[i, k] = loss_derivative(loss, Fx[i, k], Y[row, k])
+                if loss == LOSS_SOFTMAX:
+                    _softmax_gradient(&Fx[i, 0], &Y[row, 0], &G[i, 0], K)
+                else:
+                    for k in range(K):
+                        G[i, k] = loss_derivative(loss, Fx[i, k], Y[row, k])
+                for k in range(K):
+                    gbar[k] = gbar[k] + G[i, k] / nb
+                    if fabs(G[i, k]) > M:
+                        M = fabs(G[i, k])                         # M of Assumption 2.3 (largest seen)
             if status != STATUS_OK:
                 break
             gamma_t = core.step / (core.t0 + it + 1)              # γ_t, t = it + 1
-            shrink = 1.0 - gamma_t * core.lam                     # Alg. 1 line 6, as one scale
+            # ---- which coordinate block this iteration updates: -1 = a new one ----
+            choice = -1
+            eta = gamma_t
+            if mode == MODE_UDSG and blocks > 0 and (it % period) >= core.udsg_new:
+                choice = udsg_block(core.seed, it, blocks)        # Alg. 3: uniform over old blocks
+            elif mode == MODE_CDSG and blocks > 0:
+                # Alg. 4: rule (9) for every old block; keep the largest |η_k| if it beats γ_t
+                s2 = K * M * M * core.variance / (<double>nb * nb)
+                for kb in range(blocks):
+                    for k in range(K):
+                        beta[k] = scale * Bw[k, kb]
+                    eta_k = cdsg_step(&beta[0], &gbar[0], K, s2, gamma_t)
+                    if eta_k > eta:
+                        eta = eta_k
+                        choice = kb
+                if choice >= 0 and eta > core.max_step * gamma_t:
+                    eta = core.max_step * gamma_t                 # the bound θ' of Thm. 14
+            shrink = 1.0 - eta * core.lam                         # Alg. 1 line 6 / Alg. 4, as one scale
             if shrink <= 0.0:
                 status = STATUS_STEP_TOO_LARGE
                 break
             it += 1
             scale *= shrink
-            if Wp != NULL:                                        # ω of the new block, seed = block
-                Wnew = &Wc[0, 0] + m * d
-                bnew = &bc[0] + m
+            kb = blocks if choice < 0 else choice
+            if Wp != NULL:                                        # ω of the block, seed = block index
+                Wblk = &Wc[0, 0] + kb * Fb * d
+                bblk = &bc[0] + kb * Fb
+                if choice < 0:
+                    generate_features(core.seed, <uint64_t>kb, 0, Fb, d, core.kernel, core.gamma, Wblk, bblk)
             else:
-                Wnew = &Wbuf[0, 0]
-                bnew = &bbuf[0]
-            generate_features(core.seed, <uint64_t>blocks, 0, Fb, d, core.kernel, core.gamma, Wnew, bnew)
-            _phases(&Xb[0, 0], nb, d, Wnew, Fb, &Z[0])
+                Wblk = &Wbuf[0, 0]
+                bblk = &bbuf[0]
+                generate_features(core.seed, <uint64_t>kb, 0, Fb, d, core.kernel, core.gamma, Wblk, bblk)
+            _phases(&Xb[0, 0], nb, d, Wblk, Fb, &Z[0])
             for i in range(nb):
                 if floating is float:
-                    kb_cos_shift_f32(&Z[0] + i * Fb, bnew, Fb)
+                    kb_cos_shift_f32(&Z[0] + i * Fb, bblk, Fb)
                 else:
-                    kb_cos_shift_f64(&Z[0] + i * Fb, bnew, Fb)
-            coef_scale = -gamma_t * 2.0 / (nb * Fb) / scale         # Alg. 1 line 5, stored as R = β/scale
+                    kb_cos_shift_f64(&Z[0] + i * Fb, bblk, Fb)
+            # Alg. 1 line 5 / Alg. 4: block kb's coefficients take −η·(2/(bF)) Σ_i g_i cos(ω_j·x_i + b_j),
+            # the stochastic gradient of the loss in the block's coordinates; stored as R = β/scale
+            coef_scale = -eta * 2.0 / (nb * Fb) / scale
             for k in range(K):
                 for j in range(Fb):
                     acc = 0.0
                     for i in range(nb):
                         acc = acc + G[i, k] * (&Z[0])[i * Fb + j]
-                    R[k, m + j] = coef_scale * acc
-                    if not isfinite(R[k, m + j]):
+                    if choice < 0:
+                        R[k, kb * Fb + j] = coef_scale * acc
+                    else:
+                        R[k, kb * Fb + j] += coef_scale * acc
+                    if not isfinite(R[k, kb * Fb + j]):
                         status = STATUS_DIVERGED
-            blocks += 1
+                if choice < 0:                                    # Alg. 4's β: β_new = −γ_t ḡ, β_k −= η ḡ
+                    Bw[k, kb] = -eta * gbar[k] / scale
+                else:
+                    Bw[k, kb] += -eta * gbar[k] / scale
+            if choice < 0:
+                blocks += 1
+            else:
+                reused += 1
             steps += 1
             start += nb
             if status != STATUS_OK:
@@ -346,8 +521,12 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
                 for k in range(K):
                     for j in range(blocks * Fb):
                         R[k, j] *= scale
+                    for j in range(blocks):
+                        Bw[k, j] *= scale
                 scale = 1.0
     core.scale = scale
     core.n_iter = it
     core.n_blocks = blocks
+    core.n_reused = reused
+    core.grad_bound = M
     return status, steps

@@ -173,8 +173,8 @@ class BinaryClassifierMixin(ClassifierMixin):
                          f"{len(self.classes_)} classes ({self.classes_[:10].tolist()})")
                 raise SolverError(
                     f"Only binary classification is supported: {type(self).__name__} needs exactly "
-                    f"2 classes; got {found}. Multi-class arrives with the DSG-family work; for now "
-                    "pick two classes or use a regression loss.")
+                    f"2 classes; got {found}. For more classes use dsg/udsg/cdsg with loss=softmax, "
+                    "or pick two classes.")
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise SolverError(f"labels {unknown[:10].tolist()} were not among the classes {self.classes_.tolist()}")

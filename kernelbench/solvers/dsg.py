@@ -7,6 +7,11 @@ the step γ_t = step / (t0 + t) on the regularised risk
     R(f) = (1/n) Σ ℓ(f(x_i), y_i) + (λ/2) ‖f‖²,    λ = 1 / (n · C),
 
 and shrinks every older coefficient by (1 − γ_t λ). The compiled loop is in _dsg.pyx.
+
+Losses: hinge / logistic / smooth_hinge / squared for binary labels, squared for regression
+(kernel ridge regression), and softmax — multi-class kernel logistic regression over K scores
+f_1..f_K, ℓ(f, y) = log Σ_k e^{f_k} − f_y (Li & Póczos §5) — for any number of classes.
+UDSG and CDSG (Li & Póczos Alg. 3–4) are subclasses in cdsg.py; they share this core.
 """
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from typing import Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
+
+from sklearn.utils.multiclass import type_of_target
 
 from kernelbench.errors import SolverError
 from kernelbench.registry import param_field as doc
@@ -25,7 +32,8 @@ from kernelbench.solvers.base import (BinaryClassifierMixin, DivergenceError, It
                                       RegressionMixin, as_dense, resolve_threads)
 from kernelbench.solvers.kernels import KERNELS, resolve_gamma
 
-CLASSIFICATION_LOSSES = ("hinge", "logistic", "smooth_hinge", "squared")
+CLASSIFICATION_LOSSES = ("hinge", "logistic", "smooth_hinge", "squared", "softmax")
+BINARY_LOSSES = ("hinge", "logistic", "smooth_hinge", "squared")
 REGRESSION_LOSSES = ("squared",)
 DIVERGENCE_FACTOR = 1e8   # |f(x)| > 1e8 · max(1, max|y|) counts as divergence (an exploding iterate)
 
@@ -33,9 +41,10 @@ DIVERGENCE_FACTOR = 1e8   # |f(x)| > 1e8 · max(1, max|y|) counts as divergence 
 @dataclass
 class DSGParams:
     """Parameters of DSG as configs name them (DESIGN.md §3)."""
-    loss: Literal["auto", "hinge", "logistic", "smooth_hinge", "squared"] = doc(
-        "loss ℓ: hinge (SVM), logistic, smooth_hinge, squared (ridge; the only one for regression); "
-        "auto = hinge for classification, squared for regression", "auto")
+    loss: Literal["auto", "hinge", "logistic", "smooth_hinge", "squared", "softmax"] = doc(
+        "loss ℓ: hinge (SVM), logistic, smooth_hinge, squared (ridge; the only one for regression), "
+        "softmax (multi-class logistic, any number of classes); auto = hinge for binary, softmax "
+        "for multi-class, squared for regression", "auto")
     kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) or laplacian exp(-γ‖x−x'‖₁)", "rbf")
     gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
     C: float = doc("regularisation: λ = 1/(n·C)", 1.0)
@@ -60,17 +69,26 @@ class DSGParams:
                 raise ValueError(f"{name} must be between 1 and {limit:,}, got {value!r}")
 
 
-def _make_dsg(params: DSGParams, *, seed: int, task: str):
+def estimator_kwargs(params, task: str) -> dict:
+    """Estimator keyword arguments from a params dataclass (shared with cdsg.py): loss 'auto'
+    becomes each estimator's default, softmax for a multi-class task."""
     kwargs = asdict(params)
     if kwargs["loss"] == "auto":
         del kwargs["loss"]      # each estimator's own default
+        if task == "multiclass":
+            kwargs["loss"] = "softmax"
+    return kwargs
+
+
+def _make_dsg(params: DSGParams, *, seed: int, task: str):
+    kwargs = estimator_kwargs(params, task)
     if task == "regression":
         return DSGRegressor(**kwargs, random_state=seed)
     return DSGClassifier(**kwargs, random_state=seed)
 
 
 register_algorithm(
-    "dsg", factory=_make_dsg, tasks=("binary", "regression"),
+    "dsg", factory=_make_dsg, tasks=("binary", "multiclass", "regression"),
     description="Doubly stochastic gradients with seeded random Fourier features (Dai et al. 2014, Alg. 1-2)",
     smoke_params={"batch_size": 32, "block_size": 16},
 )(DSGParams)
@@ -78,6 +96,7 @@ register_algorithm(
 
 class _DSGBase(IterativeEstimator):
     _losses: tuple[str, ...] = ()
+    _mode = "dsg"           # which rule picks the block an iteration updates (_dsg.MODES)
     determinism = ("identical results for the same seed and thread count; a different thread count "
                    "changes GEMM blocking, so coefficients may differ in the last bits (~1e-10)")
 
@@ -122,11 +141,19 @@ class _DSGBase(IterativeEstimator):
             raise SolverError(str(e)) from None
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
         self.core_ = _dsg.DSGCore(
-            n_dims=X.shape[1], n_outputs=1, block_size=int(self.block_size), kernel=self.kernel,
-            gamma=self.gamma_, loss=LOSSES[self.loss], lam=self.lambda_, step=self.step_,
-            t0=float(self.t0), seed=seed, dtype=self.dtype, cache_features=bool(self.cache_features),
-            threads=resolve_threads(self.threads),
-            f_bound=DIVERGENCE_FACTOR * max(1.0, float(np.max(np.abs(self._train_Y)))))
+            n_dims=X.shape[1], n_outputs=self._train_Y.shape[1], block_size=int(self.block_size),
+            kernel=self.kernel, gamma=self.gamma_, loss=self._loss_code(), lam=self.lambda_,
+            step=self.step_, t0=float(self.t0), seed=seed, dtype=self.dtype,
+            cache_features=bool(self.cache_features), threads=resolve_threads(self.threads),
+            f_bound=DIVERGENCE_FACTOR * max(1.0, float(np.max(np.abs(self._train_Y)))),
+            mode=_dsg.MODES[self._mode], **self._mode_kwargs(X, seed))
+
+    def _loss_code(self):
+        return _dsg.SOFTMAX if self.loss == "softmax" else LOSSES[self.loss]
+
+    def _mode_kwargs(self, X, seed) -> dict:
+        """Extra DSGCore arguments of a variant (UDSG's G and U, CDSG's σ², M and θ'/θ)."""
+        return {"grad_bound": 0.0 if self.loss == "squared" else 1.0}
 
     def _auto_step(self):
         return float(self.t0 or 1.0) * (1.0 if self.loss == "squared" else 10.0)
@@ -163,15 +190,82 @@ class _DSGBase(IterativeEstimator):
         return 0.5 * self.block_size * float(np.sum(self.core_.coef() ** 2))
 
     def objective(self, X, y):
-        """R(f) = mean loss + λ/2 ‖f‖² on (X, y)."""
+        """R(f) = mean loss + λ/2 ‖f‖² on (X, y) (‖f‖² summed over the K scores for softmax)."""
         Y = self._encode_targets(np.asarray(y), fitting=False)
         F = self._decision(X)
-        return float(np.mean(loss_values(self.loss, F.ravel(), Y.ravel())) + 0.5 * self.lambda_ * self.coef_norm_sq())
+        if self.loss == "softmax":
+            losses = softmax_loss_values(F, Y)
+        else:
+            losses = loss_values(self.loss, F.ravel(), Y.ravel())
+        return float(np.mean(losses) + 0.5 * self.lambda_ * self.coef_norm_sq())
+
+    def counters(self) -> dict:
+        """Iterations that updated an old block (UDSG / CDSG) and that added a new one."""
+        core = self.core_
+        return {"reused_iterations": int(core.n_reused), "new_blocks": int(core.n_blocks)}
 
 
-class DSGClassifier(BinaryClassifierMixin, _DSGBase):
-    """Binary kernel classifier trained by DSG. Labels may be any two values."""
+def softmax_loss_values(F, Y):
+    """ℓ(f, y) = log Σ_k e^{f_k} − y·f per row (Y one-hot), computed stably."""
+    F = np.asarray(F, dtype=np.float64)
+    top = F.max(axis=1, keepdims=True)
+    return (top[:, 0] + np.log(np.exp(F - top).sum(axis=1))) - np.sum(Y * F, axis=1)
+
+
+class _ClassifierMixin(BinaryClassifierMixin):
+    """Binary labels ↔ ±1 for the margin losses; any number of classes ↔ one-hot rows for softmax
+    (then f has one score per class and predict takes the arg-max)."""
+
+    def _encode_targets(self, y, fitting, classes=None):
+        if self.loss != "softmax":
+            if fitting:
+                labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+                if len(labels) > 2 and type_of_target(y) in ("binary", "multiclass"):
+                    raise SolverError(
+                        f"Only binary classification is supported with loss={self.loss!r}: "
+                        f"{type(self).__name__} needs exactly 2 classes for it; got {len(labels)} "
+                        f"classes ({labels[:10].tolist()}). Use loss='softmax' (multi-class kernel "
+                        "logistic regression) or pick two classes.")
+            return super()._encode_targets(y, fitting, classes)
+        if fitting:
+            kind = type_of_target(y)
+            if kind not in ("binary", "multiclass"):
+                raise SolverError(f"Unknown label type: classification needs discrete class labels; "
+                                  f"got targets of type {kind!r}")
+            self.classes_ = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+            if len(self.classes_) < 2:
+                raise SolverError(f"softmax needs at least 2 classes; got only {self.classes_.tolist()}")
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise SolverError(f"labels {unknown[:10].tolist()} were not among the classes {self.classes_.tolist()}")
+        return (np.asarray(y).reshape(-1, 1) == self.classes_.reshape(1, -1)).astype(np.float64)
+
+    def decision_function(self, X):
+        F = self._raw_decision(X)
+        if self.loss != "softmax":
+            return F.ravel()
+        return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F     # scikit-learn's binary convention
+
+    def predict(self, X):
+        if self.loss != "softmax":
+            return super().predict(X)
+        return self.classes_[np.argmax(self._raw_decision(X), axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self.loss == "softmax"
+        return tags
+
+
+class DSGClassifier(_ClassifierMixin, _DSGBase):
+    """Kernel classifier trained by DSG: binary with a margin loss (labels any two values), or
+    multi-class with loss='softmax'."""
     _losses = CLASSIFICATION_LOSSES
+
+    def _init_model(self, X):
+        if self.loss in BINARY_LOSSES and self._train_Y.shape[1] != 1:   # cannot happen: encoder checks
+            raise SolverError("margin losses are binary; use loss='softmax' for multi-class")
+        super()._init_model(X)
 
 
 class DSGRegressor(RegressionMixin, _DSGBase):
