@@ -15,7 +15,16 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
       test            "official" | "none" | a fraction in (0, 1)   (default: "official" for a
                       registry dataset, 0.2 for a user file; null means "none")
       labeled         null | positive int: semi-supervised labeled count             (default null)
+                      (kernelbench/semisupervised.py: L training rows keep their labels, drawn per
+                      trial seed; the other training rows are unlabeled)
+      labeled_only    bool: with `labeled`, let a *supervised* algorithm train on the L labeled
+                      rows alone (the supervised baseline of the protocol); without it a
+                      supervised algorithm with `labeled` is refused             (default false)
       scale           none | standard | minmax  (default none: the data as published; null = none)
+      pca             null | positive int: project onto at most this many principal components,
+                      fitted on the training part only, after scaling (Li & Póczos §5.1 use
+                      <= 100); sparse input is densified up to 2 GiB, beyond that TruncatedSVD
+                      (uncentred) is used                                            (default null)
     algorithm       required: {name: ..., params: {...}} (or just the name as a string).
                     params are checked against the algorithm's parameter dataclass: unknown
                     names, wrong types and values outside a Literal are refused. Parameters not
@@ -78,7 +87,7 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate")
-DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "scale")
+DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca")
 ALGORITHM_KEYS = ("name", "params")
 STOP_KEYS = ("passes", "iterations", "seconds")
 EVALUATE_KEYS = ("every", "on")
@@ -109,6 +118,8 @@ class DatasetConfig:
     test: str | float = "official"      # "official" | "none" | fraction in (0, 1)
     labeled: int | None = None
     scale: str = "none"                 # none | standard | minmax
+    labeled_only: bool = False          # supervised algorithm + labeled: train on the labeled rows alone
+    pca: int | None = None              # project onto <= this many principal components (train-fitted)
 
 
 @dataclass(frozen=True)
@@ -661,6 +672,13 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     if subsample is not None and labeled is not None and labeled > subsample:
         _fail("dataset.labeled", f"{labeled} labeled points cannot come from a subsample of "
                                  f"{subsample}")
+    labeled_only = raw.get("labeled_only", False)
+    if labeled_only is None:
+        labeled_only = False
+    if not isinstance(labeled_only, bool):
+        _fail("dataset.labeled_only", f"expected true or false, got {_show(labeled_only)}")
+    if labeled_only and labeled is None:
+        _fail("dataset.labeled_only", "needs dataset.labeled (the number of labeled rows to train on)")
 
     allowed_test = "'official', 'none' or a fraction in (0, 1) such as 0.2"
     test = raw.get("test", "official" if name is not None else 0.2)
@@ -688,8 +706,11 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     if not isinstance(scale, str) or scale not in SCALES:
         hint = _suggest(scale, SCALES) if isinstance(scale, str) else ""
         _fail("dataset.scale", f"expected one of {', '.join(SCALES)}, got {_show(scale)}{hint}")
+    pca = raw.get("pca")
+    if pca is not None:
+        pca = _as_int(pca, "dataset.pca", minimum=1, what="a positive integer (number of components)")
     return DatasetConfig(name=name, path=path if name is None else None, subsample=subsample,
-                         test=test, labeled=labeled, scale=scale)
+                         test=test, labeled=labeled, scale=scale, labeled_only=labeled_only, pca=pca)
 
 
 def _validate_stop(raw) -> StopConfig:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from kernelbench import semisupervised
 from kernelbench.config import ExperimentConfig, StopConfig, config_to_dict, expand_grid
 from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
@@ -42,6 +43,7 @@ class Prepared:
     spec: AlgorithmSpec
     data: Dataset
     eval_rows: np.ndarray
+    labeled: int | None = None        # dataset.labeled: the semi-supervised protocol (semisupervised.py)
 
 
 @dataclass
@@ -53,6 +55,7 @@ class Cell:
     fold: object = ""
     train_rows: np.ndarray | None = None      # CV: rows of the training part used for training
     valid_rows: np.ndarray | None = None      # CV: rows evaluated in place of the test part
+    labeled_rows: np.ndarray | None = None    # SSL CV: the labeled rows (else drawn per trial seed)
     curve: bool = True                        # rows along the way (False: only at the end, e.g. CV folds)
     every: int | None = None                  # iterations between rows (None: ~10 per pass)
     on: tuple = field(default_factory=tuple)
@@ -74,9 +77,10 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     before any training."""
     spec = algorithms()[cfg.algorithm.name]
     dc = cfg.dataset
-    if dc.labeled is not None and "semi-supervised" not in spec.tasks:
+    if dc.labeled is not None and "semi-supervised" not in spec.tasks and not dc.labeled_only:
         raise ConfigError(f"dataset.labeled is for semi-supervised algorithms; {spec.name!r} is "
-                          "supervised and trains on every label: remove dataset.labeled")
+                          "supervised: add `dataset.labeled_only: true` to train it on the labeled "
+                          "rows alone (the protocol's supervised baseline), or remove dataset.labeled")
     if dc.name is not None:             # known from the registry: refuse before any download
         _check_task(dc.name, dataset_info(dc.name)["task"], spec)
     data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, progress=progress)
@@ -84,11 +88,21 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     subsample = dc.subsample
     if smoke:
         subsample = min(subsample or SMOKE_TRAIN_ROWS, SMOKE_TRAIN_ROWS)
-    data = prepare(data, subsample=subsample, scale=dc.scale, seed=cfg.seed)
+    data = prepare(data, subsample=subsample, scale=dc.scale, seed=cfg.seed, pca=dc.pca)
     if smoke and data.X_test is not None and data.X_test.shape[0] > SMOKE_TEST_ROWS:
         keep = np.random.default_rng(cfg.seed).choice(data.X_test.shape[0], SMOKE_TEST_ROWS, replace=False)
         data = replace(data, X_test=data.X_test[keep], y_test=data.y_test[keep])
-    return Prepared(spec, data, _eval_rows(data.X_train.shape[0], cfg.seed))
+    labeled = dc.labeled
+    if labeled is not None:         # semi-supervised protocol: see kernelbench/semisupervised.py
+        if data.task != "binary":
+            raise ConfigError(f"dataset.labeled: the semi-supervised protocol is for binary "
+                              f"classification; dataset {data.name!r} is a {data.task} task")
+        if smoke:
+            labeled = max(2, min(labeled, data.X_train.shape[0] // 2))
+        if labeled >= data.X_train.shape[0]:
+            raise ConfigError(f"dataset.labeled: {labeled} labeled rows need a training part with "
+                              f"more rows; {data.name!r} has {data.X_train.shape[0]}")
+    return Prepared(spec, data, _eval_rows(data.X_train.shape[0], cfg.seed), labeled)
 
 
 def _check_task(name, task, spec: AlgorithmSpec):
@@ -123,7 +137,7 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
              for trial in range(cfg.trials)]
     with _open_run(cfg, out_dir, command, resume) as (run, done):
         run.update_meta(dataset=_describe(prepared.data), smoke=smoke,
-                        determinism=_determinism(prepared))
+                        determinism=_determinism(prepared), labeled=prepared.labeled)
         _execute(prepared, cells, cfg, run, done, execution)
         last = _final_rows(run)
         summary = [{k: r.get(k) for k in ("params", "trial", "status", "test_error", "test_mse",
@@ -153,14 +167,19 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
     if not regression and np.min(np.unique(y, return_counts=True)[1]) < cfg.cv:
         raise DataError(f"dataset {data.name!r}: a class has fewer samples than the {cfg.cv} folds; "
                         "use fewer folds (--cv) or more data")
-    folds = list(splitter.split(np.zeros(len(y)), y))
+    if prepared.labeled is not None:      # the paper's scheme: unlabeled rows split in k folds
+        folds = semisupervised.paper_folds(y, prepared.labeled, cfg.cv, cfg.seed)
+    else:
+        folds = [(train_rows, valid_rows, None) for train_rows, valid_rows in splitter.split(np.zeros(len(y)), y)]
     grid_cells = expand_grid(cfg.grid) if cfg.grid else [{}]
     cv_cells = [Cell(params={**cfg.algorithm.params, **g}, trial=0, seed=cfg.seed, fold=i,
-                     train_rows=train_rows, valid_rows=valid_rows, on=(metric,), curve=False)
-                for g in grid_cells for i, (train_rows, valid_rows) in enumerate(folds)]
+                     train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows,
+                     on=(metric,), curve=False)
+                for g in grid_cells for i, (train_rows, valid_rows, labeled_rows) in enumerate(folds)]
     defaults = prepared.spec.defaults()
     with _open_run(cfg, out_dir, command, resume) as (run, done):
-        run.update_meta(dataset=_describe(data), cv=cfg.cv, determinism=_determinism(prepared))
+        run.update_meta(dataset=_describe(data), cv=cfg.cv, determinism=_determinism(prepared),
+                        labeled=prepared.labeled)
         _execute(prepared, cv_cells, cfg, run, done, execution, desc="grid")
         scores = {cell_key(r["params"], r["trial"], r["fold"]): r for r in _final_rows(run)}
         table = []
@@ -300,6 +319,8 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
         X_eval, y_eval = X_train[cell.valid_rows], y_train[cell.valid_rows]
         X_train, y_train = X_train[cell.train_rows], y_train[cell.train_rows]
         eval_rows = _eval_rows(len(cell.train_rows), cell.seed)
+    if prepared.labeled is not None:                      # semi-supervised protocol (semisupervised.py)
+        X_train, y_train, eval_rows = _ssl_training(prepared, cell, X_train, y_train, eval_rows)
     estimator = spec.build(cell.params, seed=cell.seed, task=data.task)
     defaults = spec.defaults()
     threads = cell.params.get("threads", defaults.get("threads"))
@@ -363,6 +384,21 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     row["final"] = 1
     sink.append(row)
     return row
+
+
+def _ssl_training(prepared: Prepared, cell: Cell, X_train, y_train, eval_rows):
+    """(X, y, evaluation rows) an algorithm trains on under `dataset.labeled`: the labeled rows
+    (the CV's, or drawn with the trial seed) keep their labels, the others get NaN; a supervised
+    algorithm gets the labeled rows alone. The evaluation subset always holds every labeled row."""
+    if cell.labeled_rows is not None:                     # indices into the training part
+        labeled = np.flatnonzero(np.isin(cell.train_rows, cell.labeled_rows))
+    else:
+        labeled = semisupervised.draw_labeled(y_train, prepared.labeled, cell.seed)
+    semi = "semi-supervised" in prepared.spec.tasks
+    X_fit, y_fit, _ = semisupervised.training_view(X_train, y_train, labeled, semi_supervised=semi)
+    if semi:
+        return X_fit, y_fit, np.union1d(eval_rows, labeled)
+    return X_fit, y_fit, np.arange(len(y_fit))
 
 
 def _determinism(prepared: Prepared) -> str:
@@ -433,7 +469,8 @@ def _evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task) 
 def _score(pred, y, regression):
     if regression:
         return float(np.mean((np.asarray(pred, dtype=float) - y) ** 2))
-    return float(np.mean(pred != y))
+    known = ~np.isnan(y) if np.asarray(y).dtype.kind == "f" else slice(None)   # NaN: unlabeled row
+    return float(np.mean(np.asarray(pred)[known] != np.asarray(y)[known]))
 
 
 def _describe(data: Dataset) -> dict:

@@ -1,0 +1,94 @@
+"""The semi-supervised protocol of Geng et al. (IJCAI 2019, §6.1): which training rows keep their
+labels, and the paper's 5-fold scheme for model selection.
+
+Contract (every algorithm registered with tasks=("binary", "semi-supervised") relies on it):
+
+* A semi-supervised estimator gets fit(X, y) / begin(X, y) with y float64 where NaN marks an
+  unlabeled row and labeled rows carry the raw two class labels (as in the dataset, e.g. -1/+1 or
+  1/2). O(n²) baselines raise kernelbench.solvers.base.BudgetExceededError in begin(); the runner
+  writes a clean "skipped" row for it.
+* `dataset.labeled: L` in a config: L rows of the *training part* are drawn at random (both
+  classes guaranteed; seeded by the trial seed), every other training row becomes unlabeled
+  (label NaN). The test part (the official test file, or the `dataset.test` fraction split off
+  before anything else, e.g. 0.3 for the paper's 70/30) is never seen in training, labeled or not;
+  test_error is measured on it with its true labels.
+* A *supervised* algorithm with `dataset.labeled: L` trains on the same L labeled rows only (the
+  "supervised learner on the 200 labeled points" comparison); it never sees the unlabeled rows.
+* `kernelbench grid --cv k` with `dataset.labeled`: the paper's scheme — L labeled rows are drawn
+  (seed = the config seed), the unlabeled rest is split evenly into k folds; fold i trains on the
+  labeled rows plus unlabeled fold i and is evaluated (with the true labels) on the other k − 1
+  folds. A supervised algorithm trains on the labeled rows alone in every fold.
+* Evaluation rows in the training part: the objective is the semi-supervised one (unlabeled rows
+  enter with NaN labels), and train_error is the error on the labeled rows (NaN labels are
+  ignored by the score).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kernelbench.errors import DataError
+
+
+def draw_labeled(y, n_labeled: int, seed: int, rows=None) -> np.ndarray:
+    """Sorted indices (into y) of `n_labeled` rows drawn uniformly at random among `rows` (default
+    all), with at least one row of every class: if a class is missing from the draw, a drawn row
+    of the most frequent drawn class is swapped for a random row of the missing class."""
+    y = np.asarray(y)
+    rows = np.arange(y.shape[0]) if rows is None else np.asarray(rows)
+    classes = np.unique(y[rows])
+    if n_labeled >= rows.shape[0]:
+        raise DataError(f"dataset.labeled = {n_labeled} must be smaller than the {rows.shape[0]} "
+                        "training rows (the rest are the unlabeled rows); lower dataset.labeled")
+    if n_labeled < classes.size:
+        raise DataError(f"dataset.labeled = {n_labeled} cannot hold a row of each of the "
+                        f"{classes.size} classes; use at least {classes.size}")
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(rows, size=n_labeled, replace=False)
+    for c in classes:
+        if np.any(y[chosen] == c):
+            continue
+        labels, counts = np.unique(y[chosen], return_counts=True)
+        donor = labels[np.argmax(counts)]
+        slot = rng.choice(np.flatnonzero(y[chosen] == donor))
+        chosen[slot] = rng.choice(rows[y[rows] == c])
+    return np.sort(chosen)
+
+
+def mask_unlabeled(y, labeled_rows, rows=None) -> np.ndarray:
+    """y[rows] as float64 with NaN on every row not in `labeled_rows` (indices into y)."""
+    y = np.asarray(y, dtype=np.float64)
+    rows = np.arange(y.shape[0]) if rows is None else np.asarray(rows)
+    out = np.full(rows.shape[0], np.nan)
+    keep = np.isin(rows, labeled_rows)
+    out[keep] = y[rows[keep]]
+    return out
+
+
+def paper_folds(y, n_labeled: int, k: int, seed: int):
+    """The 5-fold scheme of §6.1 with k folds: a list of (train_rows, valid_rows, labeled_rows),
+    indices into the training part; train = labeled ∪ unlabeled fold i, valid = the other folds."""
+    if k < 2:
+        raise DataError(f"cross-validation needs at least 2 folds, got {k}")
+    labeled = draw_labeled(y, n_labeled, seed)
+    unlabeled = np.setdiff1d(np.arange(np.asarray(y).shape[0]), labeled)
+    if unlabeled.size < k:
+        raise DataError(f"only {unlabeled.size} unlabeled rows for {k} folds; use fewer folds or "
+                        "fewer labeled rows")
+    folds = np.array_split(np.random.default_rng(seed).permutation(unlabeled), k)
+    out = []
+    for i in range(k):
+        train = np.sort(np.concatenate([labeled, folds[i]]))
+        valid = np.sort(np.concatenate([folds[j] for j in range(k) if j != i]))
+        out.append((train, valid, labeled))
+    return out
+
+
+def training_view(X, y, labeled_rows, *, semi_supervised: bool, rows=None):
+    """What an algorithm is fitted on, from the training part (or its CV `rows`):
+    semi-supervised -> (X[rows], y[rows] with NaN on unlabeled rows, local indices of the rows);
+    supervised     -> (X[labeled rows], y[labeled rows], local indices), the labeled rows alone."""
+    rows = np.arange(np.asarray(y).shape[0]) if rows is None else np.asarray(rows)
+    if semi_supervised:
+        return X[rows], mask_unlabeled(y, labeled_rows, rows), rows
+    keep = rows[np.isin(rows, labeled_rows)]
+    return X[keep], np.asarray(y)[keep], keep

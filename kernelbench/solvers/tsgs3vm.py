@@ -1,0 +1,441 @@
+"""Semi-supervised kernel SVMs by stochastic functional gradients (Geng et al., IJCAI 2019).
+
+TSGS3VM (Alg. 1–2) minimises the S3VM objective
+
+    R(f) = ½‖f‖² + C · mean_{(x,y)∈L} ℓ(f(x), y) + C* · mean_{x∈U} u(f(x)),   C* = C · n_l / n_u
+
+(ℓ the hinge loss, u an unlabeled loss of Table 2: shg, sshg, ramp, da) with *triply* stochastic
+gradients: each iteration samples a labeled mini-batch, an unlabeled mini-batch and a block of
+random Fourier features regenerated from the iteration's seed, and applies update (7)
+f ← (1 − γ) f − γ ζ with a constant step γ = 1/η. The model is the list of coefficients, O(T)
+memory. The compiled loop is _tsgs3vm.pyx.
+
+FRS3VM (the paper's baseline "standard SGD with fixed random features") minimises the same R(f)
+over a fixed set of D = ⌈√n⌉ random features (§6.1), with the same two mini-batches and steps; the
+paper runs it for 10 passes. Its per-iteration work is one (rows × D × d) matrix product and one
+cos of a (rows × D) array, so it is written as vectorised NumPy per mini-batch: the Python
+overhead (~20 µs per iteration) is small next to that BLAS/ufunc work, and a compiled loop would
+only duplicate what NumPy already does at the same speed.
+
+Semi-supervised input convention (shared with every algorithm registered for the task
+"semi-supervised"): fit(X, y) / begin(X, y) with y float64 where NaN marks an unlabeled row and
+labeled rows carry the raw two class labels. Without any NaN the problem is a plain (supervised)
+SVM trained by the same updates.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+from threadpoolctl import threadpool_limits
+
+from kernelbench.errors import SolverError
+from kernelbench.registry import param_field as doc
+from kernelbench.registry import register_algorithm
+from kernelbench.solvers import _tsgs3vm
+from kernelbench.solvers._losses import (LOSSES, UNLABELED_LOSSES, loss_derivatives, loss_values,
+                                         unlabeled_loss_derivatives, unlabeled_loss_values)
+from kernelbench.solvers._random_features import feature_block
+from kernelbench.solvers.base import (BinaryClassifierMixin, DivergenceError, IterativeEstimator,
+                                      as_dense, resolve_threads)
+from kernelbench.solvers.kernels import KERNELS, resolve_gamma
+
+DIVERGENCE_FACTOR = 1e8      # |f(x)| beyond 1e8 counts as an exploding iterate
+UNLABELED_LOSS_NAMES = ("shg", "sshg", "ramp", "da")
+
+
+# ---- registered parameters ------------------------------------------------------------------
+@dataclass
+class TSGS3VMParams:
+    """TSGS3VM as configs name it (DESIGN.md §3); defaults are the paper's settings (§6.1)."""
+    unlabeled_loss: Literal["shg", "sshg", "ramp", "da"] = doc(
+        "unlabeled loss u of Table 2: shg (symmetric hinge, the paper's), sshg, ramp (symmetric, "
+        "s = -0.3), da (exp(-5r²))", "shg")
+    kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) (the paper's σ is γ) or laplacian", "rbf")
+    gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
+    C: float = doc("weight of the labeled hinge loss (mean over L)", 1.0)
+    C_unlabeled: float | None = doc("weight C* of the unlabeled loss (mean over U); null = C·n_l/n_u "
+                                    "as the paper", None)
+    eta: float = doc("constant step γ = 1/eta (the paper searches 0 ≤ log10 eta ≤ 3)", 10.0)
+    batch_size: int = doc("unlabeled points per iteration; the labeled batch is min(batch_size, n_l)", 256)
+    block_size: int = doc("random features added per iteration", 32)
+    offset: Literal["none", "learned", "balanced"] = doc(
+        "offset b in f = b + Σβ cos(·) (the paper has none): learned (unregularised, same step) or "
+        "balanced (each iteration b makes mean f on the unlabeled batch = mean labeled label, the "
+        "class-balance constraint of Chapelle & Zien 2005)", "none")
+    dtype: Literal["float32", "float64"] = doc("precision of features and phases (coefficients are float64)", "float32")
+    cache_features: bool = doc("keep ω in memory (fast); False regenerates ω from seeds: O(T) memory", True)
+    threads: int = doc("OpenMP threads (set it to the number of idle cores; 0 = all cores)", 1)
+
+    def __post_init__(self):
+        _check_eta(self.eta)
+        if self.C_unlabeled is not None and not self.C_unlabeled >= 0:
+            raise ValueError(f"C_unlabeled must be >= 0 (or null for C·n_l/n_u), got {self.C_unlabeled!r}")
+        for name, limit in (("batch_size", 10**7), ("block_size", 10**6)):
+            value = getattr(self, name)
+            if not 1 <= value <= limit:
+                raise ValueError(f"{name} must be between 1 and {limit:,}, got {value!r}")
+
+
+@dataclass
+class FRS3VMParams:
+    """FRS3VM: SGD on the S3VM objective with a fixed random-feature set (the paper's baseline)."""
+    unlabeled_loss: Literal["shg", "sshg", "ramp", "da"] = doc("unlabeled loss u of Table 2", "shg")
+    kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) or laplacian", "rbf")
+    gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
+    C: float = doc("weight of the labeled hinge loss (mean over L)", 1.0)
+    C_unlabeled: float | None = doc("weight C* of the unlabeled loss; null = C·n_l/n_u", None)
+    eta: float = doc("constant step γ = 1/eta", 10.0)
+    batch_size: int = doc("unlabeled points per iteration; the labeled batch is min(batch_size, n_l)", 256)
+    n_components: int | None = doc("number D of fixed random features; null = ⌈√n⌉ (§6.1)", None)
+    threads: int = doc("BLAS threads for the per-batch products (0 = all cores)", 1)
+
+    def __post_init__(self):
+        _check_eta(self.eta)
+        if self.C_unlabeled is not None and not self.C_unlabeled >= 0:
+            raise ValueError(f"C_unlabeled must be >= 0 (or null for C·n_l/n_u), got {self.C_unlabeled!r}")
+        if self.n_components is not None and not 1 <= self.n_components <= 10**6:
+            raise ValueError(f"n_components must be between 1 and 1,000,000, got {self.n_components!r}")
+        if not 1 <= self.batch_size <= 10**7:
+            raise ValueError(f"batch_size must be between 1 and 10,000,000, got {self.batch_size!r}")
+
+
+def _check_eta(eta):
+    if not (np.isfinite(eta) and eta >= 1.0):
+        raise ValueError(f"eta must be >= 1 (step 1/eta <= 1: a larger step flips the sign of f), got {eta!r}")
+
+
+def _make_tsgs3vm(params: TSGS3VMParams, *, seed: int, task: str):
+    return TSGS3VMClassifier(**asdict(params), random_state=seed)
+
+
+def _make_frs3vm(params: FRS3VMParams, *, seed: int, task: str):
+    return FRS3VMClassifier(**asdict(params), random_state=seed)
+
+
+register_algorithm(
+    "tsgs3vm", factory=_make_tsgs3vm, tasks=("binary", "semi-supervised"),
+    description="Triply stochastic gradient semi-supervised SVM (Geng et al. 2019, Alg. 1-2)",
+    smoke_params={"batch_size": 32, "block_size": 8},
+)(TSGS3VMParams)
+
+register_algorithm(
+    "frs3vm", factory=_make_frs3vm, tasks=("binary", "semi-supervised"),
+    description="S3VM by SGD on a fixed random-feature set (Geng et al. 2019's FRS3VM baseline)",
+    smoke_params={"batch_size": 32, "n_components": 32},
+)(FRS3VMParams)
+
+
+# ---- the shared semi-supervised stepping --------------------------------------------------------
+class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
+    """Data handling and batch schedule of both S3VM solvers: each iteration a labeled batch of
+    min(batch_size, n_l) rows (cycling through fresh permutations of L) and an unlabeled batch
+    of batch_size rows; one pass = max(n_u, n_l) rows, i.e. the unlabeled set once (§6.1)."""
+
+    _training_only = ("_labeled", "_unlabeled", "_lab_order", "_lab_position")
+
+    def _set_training(self, X, y, *, fitting, classes=None):
+        y = np.asarray(y, dtype=np.float64).ravel() if not _is_object(y) else np.asarray(y)
+        if y.shape[0] != X.shape[0]:
+            raise SolverError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+        known = ~_nan_mask(y)
+        if not known.any():
+            raise SolverError("no labeled rows: y is NaN everywhere; a semi-supervised solver needs "
+                              "labeled rows of both classes (NaN marks the unlabeled ones)")
+        if fitting and classes is None and np.unique(y[known]).size < 2:
+            raise SolverError("the labeled rows hold only one class; draw labeled rows of both classes "
+                              "(NaN marks the unlabeled rows)")
+        Y = np.zeros(y.shape[0])
+        Y[known] = self._encode_targets(y[known], fitting=fitting, classes=classes).ravel()
+        self._train_X = X
+        self._train_Y = Y
+        self._labeled = np.flatnonzero(known)
+        self._unlabeled = np.flatnonzero(~known)
+        self._lab_order = self._rng.permutation(self._labeled)
+        self._lab_position = 0
+        self._order = self._rng.permutation(self._unlabeled)
+        self._position = 0
+
+    def begin(self, X, y, *, classes=None):
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        if X.shape[0] < 1:
+            raise SolverError("no training samples")
+        if not (np.isfinite(self.C) and self.C > 0):
+            raise SolverError(f"C must be a positive number, got {self.C!r}")
+        if not (isinstance(self.batch_size, (int, np.integer)) and self.batch_size >= 1):
+            raise SolverError(f"batch_size must be a positive integer, got {self.batch_size!r}")
+        if self.unlabeled_loss not in UNLABELED_LOSS_NAMES:
+            raise SolverError(f"unlabeled_loss must be one of {UNLABELED_LOSS_NAMES}, got {self.unlabeled_loss!r}")
+        if self.kernel not in KERNELS:
+            raise SolverError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        try:
+            _check_eta(self.eta)
+        except ValueError as e:
+            raise SolverError(str(e)) from None
+        self._rng = np.random.default_rng(self.random_state)
+        self._set_training(X, y, fitting=True, classes=classes)
+        self.n_labeled_, self.n_unlabeled_ = len(self._labeled), len(self._unlabeled)
+        if self.C_unlabeled is None:       # §6.1: C* = C · n_l / n_u
+            self.C_unlabeled_ = self.C * self.n_labeled_ / self.n_unlabeled_ if self.n_unlabeled_ else 0.0
+        else:
+            self.C_unlabeled_ = float(self.C_unlabeled)
+        self.n_iter_ = 0
+        self.samples_seen_ = 0
+        seed = int(self._rng.integers(2**63))
+        self.feature_seed_ = seed          # the random features' seed (Alg. 1 line 4: block t uses (seed, t))
+        try:
+            self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
+        except ValueError as e:
+            raise SolverError(str(e)) from None
+        self._init_model(X, seed)
+        return self
+
+    @property
+    def steps_per_pass(self) -> int:
+        return math.ceil(max(len(self._unlabeled), len(self._labeled)) / self.batch_size)
+
+    @property
+    def labeled_batch_size(self) -> int:
+        return min(int(self.batch_size), len(self._labeled))
+
+    def _next_labeled(self, n_steps):
+        """(n_steps, labeled batch) rows: consecutive slices of fresh permutations of L."""
+        bl = self.labeled_batch_size
+        out = np.empty(n_steps * bl, dtype=np.int64)
+        filled = 0
+        while filled < out.size:
+            if self._lab_position >= len(self._lab_order):
+                self._lab_order = self._rng.permutation(self._labeled)
+                self._lab_position = 0
+            take = min(out.size - filled, len(self._lab_order) - self._lab_position)
+            out[filled: filled + take] = self._lab_order[self._lab_position: self._lab_position + take]
+            filled += take
+            self._lab_position += take
+        return out.reshape(n_steps, bl)
+
+    def run(self, n_steps: int) -> int:
+        """Up to n_steps iterations; the unlabeled rows are visited in a fresh random order each
+        pass (Alg. 1 lines 2–3 with mini-batches)."""
+        done = 0
+        n_u = len(self._unlabeled)
+        X = self._dense_train_X()
+        while done < n_steps:
+            if n_u:
+                if self._position >= n_u:
+                    self._order = self._rng.permutation(self._unlabeled)
+                    self._position = 0
+                left = math.ceil((n_u - self._position) / self.batch_size)
+                k = min(n_steps - done, left)
+                unl = self._order[self._position: self._position + k * self.batch_size]
+            else:
+                k = n_steps - done
+                unl = np.empty(0, dtype=np.int64)
+            lab = self._next_labeled(k)
+            steps = self._train_steps(X, lab, np.ascontiguousarray(unl, dtype=np.int64))
+            self._position += len(unl)
+            done += steps
+            self.n_iter_ += steps
+            self.samples_seen_ += len(unl) + lab.size
+            if steps < k:
+                break
+        return done
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over (X, y) (NaN = unlabeled), continuing the model."""
+        if not hasattr(self, "n_iter_"):
+            self.begin(X, y, classes=classes)
+        else:
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+            self._set_training(X, y, fitting=False)
+            self.__dict__.pop("_dense_X_cache", None)
+        self.run(self.steps_per_pass)
+        return self.finish()
+
+    # ---- what the runner records ----
+    def objective(self, X, y):
+        """R(f) = ½‖f‖² + C · mean hinge on the labeled rows + C* · mean u on the unlabeled (NaN) rows."""
+        y = np.asarray(y, dtype=np.float64).ravel() if not _is_object(y) else np.asarray(y)
+        unknown = _nan_mask(y)
+        F = self.decision_function(X)
+        value = 0.5 * self.coef_norm_sq()
+        if (~unknown).any():
+            Y = self._encode_targets(y[~unknown], fitting=False).ravel()
+            value += self.C * float(np.mean(loss_values("hinge", F[~unknown], Y)))
+        if unknown.any():
+            value += self.C_unlabeled_ * float(np.mean(unlabeled_loss_values(self.unlabeled_loss, F[unknown])))
+        return value
+
+    def counters(self) -> dict:
+        return {"model_bytes": int(self.model_bytes()), "n_labeled": int(self.n_labeled_),
+                "n_unlabeled": int(self.n_unlabeled_), "C_unlabeled": float(self.C_unlabeled_)}
+
+    def _check_status(self, diverged):
+        if diverged:
+            raise DivergenceError(
+                f"{type(self).__name__} diverged at iteration {self.n_iter_}: f became NaN/inf or "
+                f"exploded. Use a smaller step (a larger eta than {self.eta:g}) or a smaller C.")
+
+
+def _is_object(y):
+    return np.asarray(y).dtype.kind in "OUS"
+
+
+def _nan_mask(y):
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in y], dtype=bool)
+    return np.zeros(y.shape[0], dtype=bool)
+
+
+# ---- TSGS3VM ------------------------------------------------------------------------------------
+class TSGS3VMClassifier(_S3VMBase):
+    """Semi-supervised kernel SVM trained by triply stochastic gradients (Geng et al. 2019).
+    y: the two class labels on labeled rows, NaN on unlabeled rows."""
+
+    determinism = ("identical results for the same seed and thread count; a different thread count "
+                   "changes GEMM blocking, so coefficients may differ in the last bits")
+
+    def __init__(self, *, unlabeled_loss="shg", kernel="rbf", gamma="median", C=1.0, C_unlabeled=None,
+                 eta=10.0, batch_size=256, block_size=32, offset="none", dtype="float32",
+                 cache_features=True, threads=1, passes=1.0, random_state=None):
+        self.unlabeled_loss = unlabeled_loss
+        self.kernel = kernel
+        self.gamma = gamma
+        self.C = C
+        self.C_unlabeled = C_unlabeled
+        self.eta = eta
+        self.batch_size = batch_size
+        self.block_size = block_size
+        self.offset = offset
+        self.dtype = dtype
+        self.cache_features = cache_features
+        self.threads = threads
+        self.passes = passes
+        self.random_state = random_state
+
+    def _feature_dtype(self):
+        return np.float32 if self.dtype == "float32" else np.float64
+
+    def _init_model(self, X, seed):
+        if self.offset not in _tsgs3vm.OFFSETS:
+            raise SolverError(f"offset must be one of {tuple(_tsgs3vm.OFFSETS)}, got {self.offset!r}")
+        if self.dtype not in ("float32", "float64"):
+            raise SolverError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
+        if not (isinstance(self.block_size, (int, np.integer)) and self.block_size >= 1):
+            raise SolverError(f"block_size must be a positive integer, got {self.block_size!r}")
+        self.core_ = _tsgs3vm.TSGCore(
+            n_dims=X.shape[1], block_size=int(self.block_size), kernel=self.kernel, gamma=self.gamma_,
+            labeled_loss=LOSSES["hinge"], unlabeled_loss=UNLABELED_LOSSES[self.unlabeled_loss],
+            C=float(self.C), C_unlabeled=self.C_unlabeled_, step=1.0 / float(self.eta), seed=seed,
+            dtype=self.dtype, cache_features=bool(self.cache_features),
+            threads=resolve_threads(self.threads), f_bound=DIVERGENCE_FACTOR,
+            offset=_tsgs3vm.OFFSETS[self.offset], label_mean=float(np.mean(self._train_Y[self._labeled])))
+
+    def _train_steps(self, X, lab, unl):
+        with threadpool_limits(limits=1, user_api="blas"):   # the threads are OpenMP's
+            status, steps = self.core_.train(X, self._train_Y, np.ascontiguousarray(lab, dtype=np.int64),
+                                             unl, int(self.batch_size))
+        if status == _tsgs3vm.DIVERGED:
+            self.n_iter_ += steps
+            self._check_status(True)
+        return steps
+
+    def _decision(self, X):
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self.core_.predict(as_dense(X, self._feature_dtype())).reshape(-1, 1)
+
+    @property
+    def n_random_features_(self) -> int:
+        return self.core_.n_random_features
+
+    def model_bytes(self) -> int:
+        return self.core_.model_bytes()
+
+    def coef_norm_sq(self) -> float:
+        """‖f‖² ≈ (F/2) Σ β_j² with blocks of F features (f = Σ θ_j √(2/F) cos(·), ‖θ‖² = ‖f‖²)."""
+        return 0.5 * self.block_size * float(np.sum(self.core_.coef() ** 2))
+
+
+# ---- FRS3VM -------------------------------------------------------------------------------------
+class FRS3VMClassifier(_S3VMBase):
+    """S3VM trained by SGD over a fixed set of D random Fourier features: f(x) = Σ_j β_j cos(ω_j·x + b_j),
+    the same objective, batches and steps as TSGS3VM (the paper's FRS3VM baseline)."""
+
+    determinism = "identical results for the same seed and thread count"
+
+    def __init__(self, *, unlabeled_loss="shg", kernel="rbf", gamma="median", C=1.0, C_unlabeled=None,
+                 eta=10.0, batch_size=256, n_components=None, threads=1, passes=10.0,
+                 random_state=None):
+        self.unlabeled_loss = unlabeled_loss
+        self.kernel = kernel
+        self.gamma = gamma
+        self.C = C
+        self.C_unlabeled = C_unlabeled
+        self.eta = eta
+        self.batch_size = batch_size
+        self.n_components = n_components
+        self.threads = threads
+        self.passes = passes
+        self.random_state = random_state
+
+    def _feature_dtype(self):
+        return np.float64
+
+    def _init_model(self, X, seed):
+        D = self.n_components if self.n_components is not None else math.ceil(math.sqrt(X.shape[0]))
+        if not (isinstance(D, (int, np.integer)) and D >= 1):
+            raise SolverError(f"n_components must be a positive integer or None, got {self.n_components!r}")
+        self.n_components_ = int(D)
+        self.W_, self.b_ = feature_block(seed, 0, self.n_components_, X.shape[1], kernel=self.kernel,
+                                         gamma=self.gamma_, dtype=np.float64)
+        self.coef_ = np.zeros(self.n_components_)
+
+    def _features(self, X):
+        return np.cos(X @ self.W_.T + self.b_)
+
+    def _train_steps(self, X, lab, unl):
+        step = 1.0 / float(self.eta)
+        bu = int(self.batch_size)
+        n_steps = lab.shape[0]
+        with threadpool_limits(limits=resolve_threads(self.threads), user_api="blas"):
+            for t in range(n_steps):
+                rows_l = lab[t]
+                rows_u = unl[t * bu: (t + 1) * bu]
+                Z = self._features(X[np.concatenate([rows_l, rows_u])])
+                f = Z @ self.coef_
+                nl = len(rows_l)
+                g = np.empty(len(f))
+                g[:nl] = self.C / nl * loss_derivatives("hinge", f[:nl], self._train_Y[rows_l])
+                if len(rows_u):
+                    g[nl:] = (self.C_unlabeled_ / len(rows_u)) * unlabeled_loss_derivatives(self.unlabeled_loss, f[nl:])
+                if not np.all(np.isfinite(f)) or np.max(np.abs(f)) > DIVERGENCE_FACTOR:
+                    self.n_iter_ += t
+                    self._check_status(True)
+                # θ-coordinates f = θ·√(2/D) cos(·): θ ← (1−γ)θ − γ Σ g_i √(2/D) cos_i, i.e. in β = √(2/D) θ:
+                self.coef_ *= 1.0 - step
+                self.coef_ -= step * (2.0 / self.n_components_) * (g @ Z)
+        return n_steps
+
+    def _decision(self, X):
+        X = as_dense(X, np.float64)
+        out = np.empty(X.shape[0])
+        for start in range(0, X.shape[0], 8192):          # bounded memory for large test sets
+            out[start: start + 8192] = self._features(X[start: start + 8192]) @ self.coef_
+        return out.reshape(-1, 1)
+
+    @property
+    def n_random_features_(self) -> int:
+        return self.n_components_
+
+    def model_bytes(self) -> int:
+        return int(self.coef_.nbytes + self.W_.nbytes + self.b_.nbytes)
+
+    def coef_norm_sq(self) -> float:
+        return 0.5 * self.n_components_ * float(np.sum(self.coef_ ** 2))
+
+
+__all__ = ["TSGS3VMClassifier", "FRS3VMClassifier", "TSGS3VMParams", "FRS3VMParams"]

@@ -1,0 +1,304 @@
+"""TSGS3VM and FRS3VM (Geng et al., IJCAI 2019): the unlabeled losses of Table 2 against finite
+differences and the paper's formulas, the compiled core against the NumPy reference step for step,
+and the estimators' semi-supervised behaviour and errors."""
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_moons
+from threadpoolctl import threadpool_limits
+
+from kernelbench.errors import SolverError
+from kernelbench.registry import algorithms
+from kernelbench.solvers._losses import (LOSSES, UNLABELED_LOSSES, unlabeled_loss_derivatives,
+                                         unlabeled_loss_values)
+from kernelbench.solvers._tsgs3vm import OFFSETS, TSGCore
+from kernelbench.solvers.base import DivergenceError
+from kernelbench.solvers.tsgs3vm import FRS3VMClassifier, TSGS3VMClassifier
+
+import reference
+import reference_s3vm
+
+UNLABELED = ("shg", "sshg", "ramp", "da")
+KINKS = {"shg": (-1.0, 0.0, 1.0), "sshg": (-1.0, 0.0, 1.0), "ramp": (-1.0, -0.3, 0.3, 1.0), "da": ()}
+
+
+# ---------------------------------------------------------------------------------------------
+# unlabeled losses (Table 2)
+# ---------------------------------------------------------------------------------------------
+
+def _points_away_from_kinks(name, n=400, seed=0):
+    r = np.random.default_rng(seed).uniform(-2.5, 2.5, n)
+    for k in KINKS[name]:
+        r = r[np.abs(r - k) > 1e-3]
+    return r
+
+
+@pytest.mark.parametrize("name", UNLABELED)
+def test_unlabeled_subgradient_matches_finite_differences(name):
+    r = _points_away_from_kinks(name)
+    h = 1e-6
+    numeric = (unlabeled_loss_values(name, r + h) - unlabeled_loss_values(name, r - h)) / (2 * h)
+    np.testing.assert_allclose(unlabeled_loss_derivatives(name, r), numeric, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", UNLABELED)
+def test_unlabeled_losses_are_table_2(name):
+    r = np.linspace(-3, 3, 601)
+    np.testing.assert_allclose(unlabeled_loss_values(name, r), reference_s3vm.unlabeled_loss(name, r),
+                               rtol=1e-12, atol=1e-12)
+    away = _points_away_from_kinks(name)
+    np.testing.assert_allclose(unlabeled_loss_derivatives(name, away),
+                               reference_s3vm.unlabeled_derivative(name, away), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", UNLABELED)
+def test_unlabeled_losses_are_symmetric_and_favour_large_margins(name):
+    r = np.linspace(0, 3, 31)
+    assert np.allclose(unlabeled_loss_values(name, r), unlabeled_loss_values(name, -r))
+    assert np.allclose(unlabeled_loss_derivatives(name, r), -unlabeled_loss_derivatives(name, -r))
+    values = unlabeled_loss_values(name, r)
+    assert np.all(np.diff(values) <= 1e-15), "u must not grow with |f(x)|"
+    assert unlabeled_loss_values(name, np.array([5.0]))[0] < 1e-10 or name == "ramp"
+
+
+def test_unknown_unlabeled_loss_is_refused():
+    with pytest.raises(ValueError, match="shg"):
+        unlabeled_loss_values("hinge", np.zeros(3))
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled core vs reference_s3vm.tsgs3vm
+# ---------------------------------------------------------------------------------------------
+
+def _problem(seed=0, n=70, d=3, n_labeled=12):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.3, 1.0, -1.0)
+    lab = np.arange(n_labeled)
+    unl = np.arange(n_labeled, n)
+    lab_idx = np.stack([rng.permutation(lab)[:7] for _ in range(6)]).astype(np.int64)
+    unl_idx = rng.permutation(unl).astype(np.int64)       # 58 rows, batches of 10: the last one holds 8
+    return X, y, lab_idx, unl_idx
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("cache", [True, False])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("offset", ["none", "learned", "balanced"])
+@pytest.mark.parametrize("loss", UNLABELED)
+def test_core_matches_reference(loss, offset, dtype, cache, threads):
+    X, y, lab_idx, unl_idx = _problem()
+    params = dict(block_size=16, kernel="rbf", gamma=0.4, C=5.0, C_unlabeled=3.0, step=0.2, seed=99)
+    coef, predict, bias = reference_s3vm.tsgs3vm(X, y, lab_idx, unl_idx, 10, unlabeled_loss_name=loss,
+                                                 offset=offset, **params)
+    core = TSGCore(n_dims=3, block_size=16, kernel="rbf", gamma=0.4, labeled_loss=LOSSES["hinge"],
+                   unlabeled_loss=UNLABELED_LOSSES[loss], C=5.0, C_unlabeled=3.0, step=0.2, seed=99,
+                   dtype=dtype, cache_features=cache, threads=threads, offset=OFFSETS[offset],
+                   label_mean=float(np.mean(y[np.unique(lab_idx)])))
+    Xc = np.ascontiguousarray(X, dtype=dtype)
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert core.train(Xc, y, lab_idx, unl_idx, 10) == (0, 6)
+        f = core.predict(Xc)
+    assert core.n_iter == 6 and core.n_random_features == 6 * 16
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == "float64" else dict(rtol=2e-4, atol=2e-5)
+    scale = max(1.0, np.max(np.abs(coef)))
+    # reference: f = Σ α √2 cos(·); core: f = Σ β cos(·)  ⇒  β = √2 α
+    np.testing.assert_allclose(core.coef() / scale, np.sqrt(2.0) * coef / scale, **tol)
+    np.testing.assert_allclose(core.bias, bias, **tol)
+    np.testing.assert_allclose(f, predict(X), **tol)
+    assert np.max(np.abs(coef)) > 1e-3, "the reference problem must move the model"
+
+
+def test_step_one_forgets_the_past_and_step_zero_like_shrink_is_exact():
+    """γ = 1 (eta = 1): f_{t+1} = −ζ_t exactly (Alg. 1 line 8 with 1 − γ = 0)."""
+    X, y, lab_idx, unl_idx = _problem(seed=3)
+    coef, _, _ = reference_s3vm.tsgs3vm(X, y, lab_idx, unl_idx, 10, block_size=8, kernel="rbf",
+                                        gamma=0.5, C=2.0, C_unlabeled=1.0, step=1.0, seed=5,
+                                        unlabeled_loss_name="shg")
+    core = TSGCore(n_dims=3, block_size=8, kernel="rbf", gamma=0.5, labeled_loss=LOSSES["hinge"],
+                   unlabeled_loss=UNLABELED_LOSSES["shg"], C=2.0, C_unlabeled=1.0, step=1.0, seed=5,
+                   dtype="float64", cache_features=True, threads=1)
+    core.train(np.ascontiguousarray(X), y, lab_idx, unl_idx, 10)
+    assert np.all(core.coef()[:-8] == 0.0) and np.all(coef[:-8] == 0.0)
+    np.testing.assert_allclose(core.coef(), np.sqrt(2.0) * coef, rtol=1e-10, atol=1e-14)
+
+
+def test_regenerated_features_need_only_the_coefficients():
+    X, y, lab_idx, unl_idx = _problem(seed=4)
+    cores = []
+    for cache in (True, False):
+        core = TSGCore(n_dims=3, block_size=16, kernel="rbf", gamma=0.4, labeled_loss=LOSSES["hinge"],
+                       unlabeled_loss=UNLABELED_LOSSES["shg"], C=5.0, C_unlabeled=3.0, step=0.2,
+                       seed=1, dtype="float64", cache_features=cache, threads=1)
+        core.train(np.ascontiguousarray(X), y, lab_idx, unl_idx, 10)
+        cores.append(core)
+    m = cores[0].n_random_features
+    assert cores[1].model_bytes() == 8 * m                          # O(T): the coefficients alone
+    assert cores[0].model_bytes() == 8 * m + 8 * m * 4              # + ω (d = 3) and b when cached
+    W, b = reference.feature_block(1, 2, 16, 3, gamma=0.4)          # block 2 = iteration 3's seed
+    np.testing.assert_allclose(cores[0].W[32:48], W, rtol=1e-12)
+    np.testing.assert_allclose(cores[0].predict(np.ascontiguousarray(X)),
+                               cores[1].predict(np.ascontiguousarray(X)), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# estimators
+# ---------------------------------------------------------------------------------------------
+
+def _moons(n=1200, n_labeled=12, seed=0):
+    X, y = make_moons(n_samples=n, noise=0.08, random_state=seed)
+    y = np.where(y == 1, 1, -1)
+    rng = np.random.default_rng(seed)
+    labeled = np.concatenate([rng.choice(np.flatnonzero(y == c), n_labeled // 2, replace=False)
+                              for c in (-1, 1)])
+    y_semi = np.full(n, np.nan)
+    y_semi[labeled] = y[labeled]
+    return X, y, y_semi
+
+
+def test_fit_with_nan_labels_learns_from_few_labels():
+    X, y, y_semi = _moons()
+    X_test, y_test = make_moons(n_samples=2000, noise=0.08, random_state=1)
+    y_test = np.where(y_test == 1, 1, -1)
+    clf = TSGS3VMClassifier(C=100.0, gamma=2.0, eta=100.0, batch_size=64, random_state=0).fit(X, y_semi)
+    assert clf.n_labeled_ == 12 and clf.n_unlabeled_ == 1188
+    assert math.isclose(clf.C_unlabeled_, 100.0 * 12 / 1188)       # §6.1: C* = C n_l / n_u
+    assert clf.n_iter_ == math.ceil(1188 / 64)                      # one pass over the unlabeled set
+    assert set(np.unique(clf.predict(X_test))) <= {-1, 1}
+    assert np.mean(clf.predict(X_test) != y_test) < 0.15
+    assert np.isfinite(clf.objective(X, y_semi))
+
+
+def test_objective_is_the_s3vm_objective():
+    X, y, y_semi = _moons(n=300)
+    clf = TSGS3VMClassifier(C=10.0, C_unlabeled=2.0, gamma=1.0, eta=20.0, batch_size=32,
+                            dtype="float64", random_state=0).fit(X, y_semi)
+    f = clf.decision_function(X)
+    known = ~np.isnan(y_semi)
+    hinge = np.maximum(0, 1 - y_semi[known] * f[known])
+    expected = (0.5 * clf.coef_norm_sq() + 10.0 * hinge.mean()
+                + 2.0 * reference_s3vm.unlabeled_loss("shg", f[~known]).mean())
+    assert math.isclose(clf.objective(X, y_semi), expected, rel_tol=1e-9)
+
+
+def test_same_seed_same_model_and_clone():
+    X, _, y_semi = _moons(n=400)
+    a = TSGS3VMClassifier(batch_size=32, random_state=3).fit(X, y_semi)
+    b = clone(a).fit(X, y_semi)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert b.get_params()["batch_size"] == 32
+
+
+def test_any_two_label_values_and_all_labeled_input():
+    X, y, y_semi = _moons(n=400)
+    labels = np.where(np.isnan(y_semi), np.nan, np.where(y_semi > 0, 2.0, 1.0))
+    clf = TSGS3VMClassifier(batch_size=32, random_state=0).fit(X, labels)
+    assert set(clf.classes_) == {1.0, 2.0}
+    full = TSGS3VMClassifier(batch_size=32, random_state=0).fit(X, y)   # no NaN: supervised
+    assert full.n_unlabeled_ == 0 and full.C_unlabeled_ == 0.0 and full.n_iter_ == math.ceil(400 / 32)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda X, y: (X, np.full(len(y), np.nan)), "no labeled rows"),
+    (lambda X, y: (X, np.where(np.arange(len(y)) < 5, 1.0, np.nan)), "only one class"),
+    (lambda X, y: (X, y[:-1]), "rows"),
+])
+def test_bad_labels_are_clear_errors(make, match):
+    X, y, _ = _moons(n=100)
+    X, labels = make(X, y.astype(float))
+    with pytest.raises(SolverError, match=match):
+        TSGS3VMClassifier(batch_size=16).fit(X, labels)
+
+
+def test_bad_params_are_clear_errors():
+    X, _, y_semi = _moons(n=100)
+    with pytest.raises(SolverError, match="eta"):
+        TSGS3VMClassifier(eta=0.5).fit(X, y_semi)
+    with pytest.raises(SolverError, match="unlabeled_loss"):
+        TSGS3VMClassifier(unlabeled_loss="hinge").fit(X, y_semi)
+    with pytest.raises(SolverError, match="offset"):
+        TSGS3VMClassifier(offset="bias").fit(X, y_semi)
+    with pytest.raises(DivergenceError, match="eta"):
+        TSGS3VMClassifier(C=1e12, eta=1.0, batch_size=16).fit(X, y_semi)
+
+
+def test_frs3vm_matches_a_numpy_sgd_on_fixed_features():
+    """One pass written out: β ← (1−γ)β − γ (2/D) Σ_i g_i cos(ω·x_i + b) over fixed (ω, b). With
+    n_l = 12 < batch_size every labeled batch is the whole labeled set (in some order)."""
+    X, y, y_semi = _moons(n=200)
+    clf = FRS3VMClassifier(C=20.0, C_unlabeled=1.0, gamma=1.0, eta=10.0, batch_size=50,
+                           n_components=24, random_state=0)
+    clf.begin(X, y_semi)
+    unl_rows = clf._order.copy()                  # this pass's order of the unlabeled rows
+    W, b, beta = clf.W_.copy(), clf.b_.copy(), np.zeros(24)
+    np.testing.assert_allclose(W, reference.feature_block(_seed_of(clf), 0, 24, 2, gamma=clf.gamma_)[0],
+                               rtol=1e-12)
+    clf.run(clf.steps_per_pass)
+    rows_l = np.flatnonzero(~np.isnan(y_semi))
+    assert clf.labeled_batch_size == 12 and clf.steps_per_pass == 4
+    for t in range(4):
+        rows_u = unl_rows[t * 50:(t + 1) * 50]
+        Z = np.cos(X[np.concatenate([rows_l, rows_u])] @ W.T + b)
+        f = Z @ beta
+        g = np.concatenate([20.0 / 12 * reference_s3vm.hinge_derivative(f[:12], y[rows_l]),
+                            1.0 / len(rows_u) * reference_s3vm.unlabeled_derivative("shg", f[12:])])
+        beta = 0.9 * beta - 0.1 * (2.0 / 24) * (g @ Z)
+    np.testing.assert_allclose(clf.coef_, beta, rtol=1e-9, atol=1e-12)
+
+
+def _seed_of(clf):
+    return clf.feature_seed_
+
+
+def test_frs3vm_learns_and_defaults_to_sqrt_n_features():
+    X, _, y_semi = _moons(n=900)
+    X_test, y_test = make_moons(n_samples=1000, noise=0.08, random_state=1)
+    y_test = np.where(y_test == 1, 1, -1)
+    clf = FRS3VMClassifier(C=100.0, gamma=2.0, eta=100.0, batch_size=64, random_state=0).fit(X, y_semi)
+    assert clf.n_components_ == 30                                  # ⌈√900⌉
+    assert np.mean(clf.predict(X_test) != y_test) < 0.2
+
+
+def test_both_are_registered_for_the_semi_supervised_task():
+    specs = algorithms()
+    for name in ("tsgs3vm", "frs3vm"):
+        assert "semi-supervised" in specs[name].tasks and "binary" in specs[name].tasks
+        est = specs[name].build({}, seed=0)
+        assert est.get_params()["unlabeled_loss"] == "shg"
+    assert specs["tsgs3vm"].defaults()["batch_size"] == 256          # §6.1
+    with pytest.raises(ValueError, match="eta"):
+        specs["tsgs3vm"].build({"eta": 0.1})
+
+
+def test_geng_figures_read_results_rows():
+    """Fig. 2/3 of Geng et al. from results rows: methods, training sizes from the run names, and
+    the log-log slope (exact on a power law)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from kernelbench.figures.geng_s3vm import final_rows, loglog_slope, test_error_boxplot, time_vs_size
+
+    sizes = np.array([1000, 2000, 4000, 8000])
+    assert math.isclose(loglog_slope(sizes, 3e-6 * sizes ** 1.5), 1.5, rel_tol=1e-9)
+    rows = []
+    for n in sizes:
+        for algorithm in ("tsgs3vm", "frs3vm"):
+            rows.append(dict(experiment=f"geng_scaling-codrna-{algorithm}-n{n}", algorithm=algorithm,
+                             dataset="cod-rna", final=1, status="ok", fold=np.nan, train_seconds=1e-4 * n,
+                             test_error=0.1))
+    rows.append(dict(experiment="codrna_bgs3vm_nu5000", algorithm="bgs3vm", dataset="cod-rna", final=1,
+                     status="ok", fold=np.nan, train_seconds=1.0, test_error=0.07))
+    for trial in range(3):
+        rows.append(dict(experiment="codrna_ssl_dsg", algorithm="dsg", dataset="cod-rna", final=1,
+                         status="ok", fold=np.nan, train_seconds=1.0, test_error=0.08 + 0.01 * trial))
+        rows.append(dict(experiment="codrna_dsg", algorithm="dsg", dataset="cod-rna", final=1,
+                         status="ok", fold=np.nan, train_seconds=1.0, test_error=0.2))
+    df = pd.DataFrame(rows)
+    got = final_rows(df)
+    assert set(got["method"]) == {"tsgs3vm", "frs3vm", "bgs3vm", "dsg-labeled"}   # plain DSG runs are not Geng's
+    assert got.loc[got["method"] == "bgs3vm", "train_size"].item() == 5200       # 200 labeled + n_u
+    assert sorted(got.loc[got["method"] == "tsgs3vm", "train_size"]) == list(sizes)
+    assert time_vs_size(df) is not None and test_error_boxplot(df) is not None
