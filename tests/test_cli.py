@@ -397,9 +397,9 @@ BAD_INPUTS = [
      ["run", "{tmp}/c.yaml"], ["nan.svm", "nan", "row 3"]),
     ("empty-data-file", {"empty.svm": "", "c.yaml": "dataset: {path: empty.svm}\nalgorithm: dsg\n"},
      ["run", "{tmp}/c.yaml"], ["empty.svm", "empty"]),
-    ("three-labels-for-binary-dsg", {"three.svm": _three_label_file(),
-                                     "c.yaml": "dataset: {path: three.svm}\nalgorithm: dsg\n"},
-     ["run", "{tmp}/c.yaml"], ["three.svm", "multiclass", "dsg", "binary"]),
+    ("three-labels-for-binary-bsgd", {"three.svm": _three_label_file(),
+                                      "c.yaml": "dataset: {path: three.svm}\nalgorithm: bsgd\n"},
+     ["run", "{tmp}/c.yaml"], ["three.svm", "multiclass", "bsgd", "binary"]),
     ("registry-data-not-local", {"c.yaml": "dataset: {name: susy}\nalgorithm: dsg\n"},
      ["run", "{tmp}/c.yaml"], ["susy", "KERNELBENCH_OFFLINE", "KERNELBENCH_MIRROR", "<cache>"]),
     ("seed-negative", {}, ["run", str(QUICKSTART), "--seed", "-1"], ["seed", "-1"]),
@@ -420,7 +420,7 @@ BAD_INPUTS = [
 # code paths run in-process through kernelbench.cli.main (importing scikit-learn in a fresh
 # process costs about a second on this machine).
 SUBPROCESS_CASES = {"missing-config", "invalid-yaml", "unknown-top-level-key", "unknown-algorithm",
-                    "negative-batch-size", "malformed-svmlight", "three-labels-for-binary-dsg",
+                    "negative-batch-size", "malformed-svmlight", "three-labels-for-binary-bsgd",
                     "registry-data-not-local", "grid-cv-1", "unknown-cli-option",
                     "datasets-info-unknown"}
 

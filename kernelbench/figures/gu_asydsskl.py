@@ -1,0 +1,161 @@
+"""Gu et al. 2018 (AsyDSSKL): Fig. 1a–f (test accuracy or MSE vs training time, one panel per
+dataset, every algorithm present: asydsskl, asygcd, dsg, libsvm), Fig. 1g–h (testing time vs number
+of test samples, from scripts/gu_test_time.py's results) and Fig. 2 (objective vs time per thread
+count, and speedup vs threads, from scripts/bench_asydsskl.py's results).
+
+Only experiments named gu_* are drawn (the configs configs/gu_*.yaml and the two scripts), so
+other papers' runs on the same data do not mix in. Curves are means over trials.
+"""
+from __future__ import annotations
+
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from kernelbench.figures import register_figure
+
+ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm")
+LABELS = {"asydsskl": "AsyDSSKL", "asygcd": "AsyGCD", "dsg": "Double SGD (DSG, logistic)",
+          "libsvm": "LIBSVM (sklearn SVC)"}
+STYLE = {"asydsskl": ("C3", "o"), "asygcd": ("C0", "s"), "dsg": ("C2", "^"), "libsvm": ("k", "D")}
+# dataset -> (panel order, title): the paper's panels first, the sets added here after
+PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) Covtype B: 20k SUBSET"),
+          "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),
+          "a9a": (5, "a9a (added)"), "covtype": (6, "(d) Covtype M"), "mnist": (7, "(e) MNIST"),
+          "aloi": (8, "(f) Aloi"), "abalone": (9, "abalone (added)")}
+CURVE_EXPERIMENTS = "gu_"
+
+
+def _gu_rows(df):
+    if df.empty or "experiment" not in df:
+        return df.iloc[0:0]
+    rows = df[df["experiment"].astype(str).str.startswith(CURVE_EXPERIMENTS)
+              & (df["status"] == "ok") & df["algorithm"].isin(ALGORITHMS)]
+    if "fold" in rows:
+        rows = rows[rows["fold"].isna()]
+    return rows
+
+
+def _order(names):
+    return sorted(names, key=lambda name: (PANELS.get(name, (99, ""))[0], name))
+
+
+def _curves(df, metric, ylabel, transform):
+    rows = _gu_rows(df)
+    rows = rows[~rows["experiment"].isin(["gu_speedup", "gu_test_time"])]
+    rows = rows[rows[metric].notna()] if metric in rows else rows.iloc[0:0]
+    if rows.empty:
+        return None
+    datasets = _order(rows["dataset"].unique())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], datasets):
+        part = rows[rows["dataset"] == name]
+        for algorithm in ALGORITHMS:
+            alg = part[part["algorithm"] == algorithm]
+            if alg.empty:
+                continue
+            color, marker = STYLE[algorithm]
+            trials = alg["trial"].nunique()
+            # mean over trials at each evaluation point (time: mean of the trials' times)
+            curve = alg.groupby("iteration").agg(t=("train_seconds", "mean"), v=(metric, "mean"))
+            label = f"{LABELS[algorithm]} ({trials} trial{'s' if trials > 1 else ''})"
+            if len(curve) == 1:
+                ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=6, ls="none",
+                        label=label)
+            else:
+                ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
+                        label=label)
+        ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
+        ax.set_xlabel("training time (s)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@register_figure("gu2018_fig1abc_accuracy_vs_time")
+def accuracy_vs_time(df):
+    """Fig. 1a–c (+ ijcnn1, a9a): test accuracy (%) vs training time."""
+    return _curves(df, "test_error", "test accuracy (%)", lambda e: 100.0 * (1.0 - e))
+
+
+@register_figure("gu2018_fig1def_mse_vs_time")
+def mse_vs_time(df):
+    """Fig. 1d–f (+ abalone): test MSE vs training time."""
+    return _curves(df, "test_mse", "test MSE", lambda v: v)
+
+
+@register_figure("gu2018_fig1gh_test_time")
+def test_time(df):
+    """Fig. 1g–h: testing time vs number of test samples (scripts/gu_test_time.py)."""
+    rows = _gu_rows(df)
+    rows = rows[rows["experiment"] == "gu_test_time"]
+    if rows.empty:
+        return None
+    rows = rows.assign(n_test=[json.loads(c).get("n_test", np.nan) for c in rows["counters"]])
+    datasets = _order(rows["dataset"].unique())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], datasets):
+        part = rows[rows["dataset"] == name]
+        for algorithm in ALGORITHMS:
+            alg = part[part["algorithm"] == algorithm].sort_values("n_test")
+            if alg.empty:
+                continue
+            color, marker = STYLE[algorithm]
+            size = alg["n_features"].dropna().max() if alg["n_features"].notna().any() else \
+                alg["n_support_vectors"].max()
+            unit = "features" if alg["n_features"].notna().any() else "SVs"
+            ax.plot(alg["n_test"], alg["predict_seconds"], color=color, marker=marker, ms=3, lw=1.2,
+                    label=f"{LABELS[algorithm]} ({int(size)} {unit})")
+        ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
+        ax.set_xlabel("number of testing samples")
+        ax.set_ylabel("testing time (s)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@register_figure("gu2018_fig2_speedup")
+def speedup(df):
+    """Fig. 2: objective vs time per thread count, and speedup T_1 / T_k to reach the 1-thread
+    final objective (scripts/bench_asydsskl.py --out)."""
+    rows = _gu_rows(df)
+    rows = rows[(rows["experiment"] == "gu_speedup") & rows["objective"].notna()]
+    if rows.empty:
+        return None
+    datasets = _order(rows["dataset"].unique())
+    fig, axes = plt.subplots(2, len(datasets), figsize=(4.4 * len(datasets), 7.0), squeeze=False)
+    for col, name in enumerate(datasets):
+        part = rows[rows["dataset"] == name]
+        run = part["run_id"].iloc[-1]                      # the latest bench run of this dataset
+        part = part[part["run_id"] == run]
+        counts = sorted(int(k) for k in part["threads"].unique())
+        one = part[part["threads"] == 1].sort_values("iteration")
+        target = one["objective"].iloc[-1]
+        t1 = one["train_seconds"].iloc[-1]
+        ax = axes[0][col]
+        speedups = []
+        for k in counts:
+            curve = part[part["threads"] == k].sort_values("iteration")
+            ax.plot(curve["train_seconds"], curve["objective"], marker="o", ms=2, lw=1.2,
+                    label=f"{k} thread{'s' if k > 1 else ''}")
+            reached = curve[curve["objective"] <= target]["train_seconds"]
+            speedups.append(t1 / reached.iloc[0] if len(reached) and reached.iloc[0] > 0 else np.nan)
+        ax.set_yscale("log")
+        ax.set_title(f"{PANELS.get(name, (0, name))[1]}: objective vs time", fontsize=10)
+        ax.set_xlabel("training time (s)")
+        ax.set_ylabel("objective P(w)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        ax = axes[1][col]
+        ax.plot(counts, counts, color="0.6", ls="--", lw=1, label="linear")
+        ax.plot(counts, speedups, color="C3", marker="o", label="AsyDSSKL")
+        ax.set_xlabel("threads")
+        ax.set_ylabel("speedup (time to the 1-thread final objective)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,223 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Compiled core of AsyDSSKL — asynchronous doubly stochastic sparse kernel learning
+(Gu, Miao, Huo & Huang, AAAI 2018, Algorithm 2), lock-free on OpenMP threads.
+
+Problem (4) over the working set A of random features (|A| = a):
+    P(w) = (1/l) Σ_i ℓ(Φ_i·w, y_i) + λ ‖w‖₁,      Φ_ih = √2 cos(ω_h·x_i + b_h)
+The solver keeps Φ of the working set as a float32 matrix (l × |A|, row-major: row i holds
+φ_A(x_i) contiguously; rebuilt at its exact size once per round of Algorithm 1 by asydsskl.py), the
+shared coefficient vector w (float64), and from the SVRG snapshot w̃ the derivatives
+d̃_i = ℓ'(Φ_i·w̃, y_i) and the full gradient g̃ = (1/l) Φᵀ d̃.
+
+`full_gradient` (Alg. 2 line 4): one parallel pass over row chunks, z̃_i = Φ_i·w̃, d̃_i, and each
+thread accumulates Φᵀd̃ of its rows in its own padded buffer (no shared writes), summed after.
+Cost O(l·a).
+
+`inner_loops` (Alg. 2 lines 5–11): the m inner steps come in chunks of 512, each with its own
+counter-based random stream; threads take chunks dynamically, with no barrier inside the loop and
+no lock. One inner step:
+    B rows i_b and one coordinate j drawn uniformly                          lines 7–8
+    z_b = Φ_{i_b}·ŵ   (ŵ: w as read now, possibly mid-update by another thread)
+    v_j = (1/B) Σ_b (ℓ'(z_b, y_b) − d̃_b) Φ_{i_b j} + g̃_j                       line 9
+    w_j ← soft_threshold(ŵ_j − (γ/L_max) v_j, (γ/L_max) λ)                   line 10 (prox of λ|·|)
+COST PER INNER STEP: O(B·a) multiply-adds (B dot products of a float32 row of Φ with w, SIMD) plus
+O(B) loss derivatives and O(1) for the update; memory traffic B·a·4 bytes (B rows of Φ).
+
+Races (the paper's point: no mutex, no atomic on w): a thread reads w while others write single
+coordinates. Each w_j is one aligned 8-byte double, so a read sees either the old or the new value
+of every coordinate, never a torn one — exactly the inconsistent read ŵ of the paper's analysis
+(eq. (9), delay bounded by τ ≈ the number of threads' steps in flight). Two threads may update
+the same j at once and one write is lost (probability ~threads/a per step): that step is simply
+wasted, which the analysis absorbs like a delay. Per-thread scratch lives on each thread's stack
+or in its own padded rows, so no other memory is shared for writing.
+
+With threads=1 the sequence of draws and updates is fixed by the seed: results are deterministic
+and tests/reference_asydsskl.py reproduces them step for step.
+"""
+import numpy as np
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport isfinite, fabs, sqrt
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport malloc, free
+
+from kernelbench.solvers._random_features cimport (generate_features, splitmix64, block_key,
+                                                   KERNEL_RBF, KERNEL_LAPLACIAN)
+from kernelbench.solvers._losses cimport gu_loss_derivative, gu_loss_value
+
+
+cdef extern from "_simd.h" nogil:
+    int KB_OPENMP
+    double kb_dot_f32(const float* z, const double* a, Py_ssize_t n)
+    void kb_cos_shift_f32(float* z, const float* shift, Py_ssize_t n)
+
+OPENMP_BUILD = bool(KB_OPENMP)   # tests fail if a prange module was built without OpenMP
+
+cdef enum:
+    STATUS_OK = 0
+    STATUS_DIVERGED = 1          # a coefficient became NaN/inf
+
+OK, DIVERGED = STATUS_OK, STATUS_DIVERGED
+
+cdef Py_ssize_t ROW_CHUNK = 512     # rows per chunk of the full-gradient pass
+cdef Py_ssize_t PAD = 16            # doubles of padding between per-thread buffers (2 cache lines)
+cdef uint64_t DRAW_MULT = 0xD1B54A32D192ED03ULL
+cdef uint64_t STREAM_STRIDE = 1ULL << 32   # stream key = block_key(rng_seed, outer_index·2³² + chunk)
+cdef Py_ssize_t STEP_CHUNK = 512           # inner steps per chunk (a unit of dynamic scheduling)
+
+
+cdef inline uint64_t draw(uint64_t key, uint64_t counter) noexcept nogil:
+    """The counter-th 64-bit random number of stream `key` (stateless, as _random_features)."""
+    return splitmix64(key ^ (counter * DRAW_MULT))
+
+
+cdef inline double soft_threshold(double u, double t) noexcept nogil:
+    """prox of t|·| at u (Alg. 2 line 10 with g = λ‖·‖₁)."""
+    if u > t:
+        return u - t
+    if u < -t:
+        return u + t
+    return 0.0
+
+
+def prox_l1(double u, double t):
+    """Python access to the compiled proximal step (tests)."""
+    return soft_threshold(u, t)
+
+
+def random_features(uint64_t seed, uint64_t block, Py_ssize_t first, Py_ssize_t count, Py_ssize_t d,
+                    kernel, double gamma):
+    """ω (count × d) and b (count) of features first..first+count-1 of `block`, float64."""
+    cdef int code = {"rbf": KERNEL_RBF, "laplacian": KERNEL_LAPLACIAN}[kernel]
+    W = np.empty((count, d))
+    b = np.empty(count)
+    cdef double[:, ::1] Wv = W
+    cdef double[::1] bv = b
+    if count > 0 and d > 0:
+        with nogil:
+            generate_features(seed, block, first, count, d, code, gamma, &Wv[0, 0], &bv[0])
+    return W, b
+
+
+def full_gradient(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, const double[::1] w,
+                  int loss, double sigma, double[::1] dz, double[::1] grad, int threads):
+    """Alg. 2 line 4 at the snapshot w: dz_i = ℓ'(Φ_i·w, y_i), grad = (1/l) Φ[:, :a]ᵀ dz.
+    Returns (mean loss at w, status)."""
+    cdef Py_ssize_t n = Phi.shape[0], ld = Phi.shape[1]
+    cdef Py_ssize_t n_chunks = (n + ROW_CHUNK - 1) // ROW_CHUNK
+    cdef Py_ssize_t stride = ((a + 7) // 8) * 8 + PAD        # per-thread row, cache-line aligned
+    acc_array = np.zeros(threads * stride + PAD)
+    loss_array = np.zeros(threads * PAD)
+    cdef double[::1] acc = acc_array
+    cdef double[::1] loss_sum = loss_array
+    cdef Py_ssize_t chunk, i, k, r0, r1, t
+    cdef double zi, di, total
+    cdef double* mine
+    cdef const float* row
+    cdef int status = STATUS_OK
+    if n == 0:
+        return 0.0, status
+    with nogil:
+        for chunk in prange(n_chunks, num_threads=threads, schedule="dynamic"):   # a busy core holds up no one
+            t = threadid()
+            mine = &acc[0] + t * stride
+            r0 = chunk * ROW_CHUNK
+            r1 = min(n, r0 + ROW_CHUNK)
+            for i in range(r0, r1):
+                row = &Phi[0, 0] + i * ld
+                zi = kb_dot_f32(row, &w[0], a)
+                di = gu_loss_derivative(loss, zi, y[i], sigma)
+                dz[i] = di
+                loss_sum[t * PAD] += gu_loss_value(loss, zi, y[i], sigma)
+                for k in range(a):
+                    mine[k] += di * row[k]
+        total = 0.0
+        for t in range(threads):
+            total = total + loss_sum[t * PAD]
+        for k in range(a):
+            grad[k] = 0.0
+            for t in range(threads):
+                grad[k] += acc[t * stride + k]
+            grad[k] /= n
+            if not isfinite(grad[k]):
+                status = STATUS_DIVERGED
+    return total / n, status
+
+
+cdef int _thread_steps(const float* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t a,
+                       const double* y, double* w, const double* dz, const double* grad,
+                       int loss, double sigma, double eta, double threshold, Py_ssize_t batch,
+                       Py_ssize_t steps, uint64_t key) noexcept nogil:
+    """`steps` inner iterations of Alg. 2 (lines 7–10) on one thread, lock-free on w."""
+    cdef Py_ssize_t t, b, i, j
+    cdef uint64_t c
+    cdef double acc, zi, v, u
+    cdef const float* row
+    for t in range(steps):
+        c = <uint64_t>t * <uint64_t>(batch + 1)
+        j = <Py_ssize_t>(draw(key, c) % <uint64_t>a)                      # line 8
+        acc = 0.0
+        for b in range(batch):                                            # line 7 (with replacement)
+            i = <Py_ssize_t>(draw(key, c + 1 + b) % <uint64_t>n)
+            row = Phi + i * ld
+            zi = kb_dot_f32(row, w, a)                                    # Φ_i·ŵ, read without lock
+            acc += (gu_loss_derivative(loss, zi, y[i], sigma) - dz[i]) * row[j]
+        v = acc / batch + grad[j]                                         # line 9
+        u = w[j] - eta * v
+        if not isfinite(u):
+            return STATUS_DIVERGED
+        w[j] = soft_threshold(u, threshold)                               # line 10, written without lock
+    return STATUS_OK
+
+
+def inner_loops(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, double[::1] w,
+                const double[::1] dz, const double[::1] grad, int loss, double sigma, double eta,
+                double threshold, Py_ssize_t batch, Py_ssize_t total_steps, uint64_t rng_seed,
+                uint64_t outer_index, int threads):
+    """Alg. 2 lines 5–11: `total_steps` inner steps in chunks of STEP_CHUNK; chunk c draws from
+    its own stream block_key(rng_seed, outer_index·2³² + c). Threads take chunks dynamically (a
+    thread that the OS deschedules holds up no one: the other threads take the remaining chunks),
+    so the draws do not depend on the thread count and with one thread the chunks run in order.
+    Returns the status."""
+    cdef Py_ssize_t n = Phi.shape[0], ld = Phi.shape[1], c, steps
+    cdef Py_ssize_t n_chunks = (total_steps + STEP_CHUNK - 1) // STEP_CHUNK
+    cdef int code
+    status_array = np.zeros(threads * PAD, dtype=np.intc)
+    cdef int[::1] status = status_array
+    if n == 0 or a == 0 or total_steps <= 0:
+        return STATUS_OK
+    with nogil:
+        for c in prange(n_chunks, num_threads=threads, schedule="dynamic", chunksize=1):
+            steps = min(STEP_CHUNK, total_steps - c * STEP_CHUNK)
+            code = _thread_steps(&Phi[0, 0], ld, n, a, &y[0], &w[0], &dz[0], &grad[0],
+                                 loss, sigma, eta, threshold, batch, steps,
+                                 block_key(rng_seed, outer_index * STREAM_STRIDE + <uint64_t>c))
+            if code != STATUS_OK:
+                status[threadid() * PAD] = code
+    return int(status_array.max())
+
+
+def predict_features(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] w, int threads):
+    """Φ[:, :a]·w (the shared prediction of every training row), in parallel."""
+    cdef Py_ssize_t n = Phi.shape[0], ld = Phi.shape[1], i
+    out = np.zeros(n)
+    cdef double[::1] z = out
+    if n == 0 or a == 0:
+        return out
+    with nogil:
+        for i in prange(n, num_threads=threads, schedule="static"):
+            z[i] = kb_dot_f32(&Phi[0, 0] + i * ld, &w[0], a)
+    return out
+
+
+def decision_rows(float[:, ::1] Z, const float[::1] b, const double[::1] w, double[::1] out,
+                  Py_ssize_t offset, int threads):
+    """out[offset + i] = Σ_h w_h cos(Z_ih + b_h) for the phases Z = X ωᵀ of a chunk of rows (Z is
+    overwritten): the prediction of the sparse model, SIMD cos (as DSG's) and a float64 dot."""
+    cdef Py_ssize_t n = Z.shape[0], a = Z.shape[1], i
+    if n == 0 or a == 0:
+        return
+    with nogil:
+        for i in prange(n, num_threads=threads, schedule="static"):
+            kb_cos_shift_f32(&Z[i, 0], &b[0], a)
+            out[offset + i] = kb_dot_f32(&Z[i, 0], &w[0], a)

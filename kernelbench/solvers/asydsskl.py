@@ -1,0 +1,355 @@
+"""AsyDSSKL: asynchronous doubly stochastic sparse kernel learning (Gu, Miao, Huo & Huang, AAAI 2018).
+
+Sparse kernel learning on random features, problem (4):
+
+    min_w  P(w) = (1/l) Σ_i ℓ(Σ_{h∈A} w_h φ_h(x_i), y_i) + λ ‖w‖₁,   λ = 1/(l·C),
+    φ_h(x) = √2 cos(ω_h·x + b_h)   (E[φ_h(x) φ_h(x')] = k(x, x'), features seeded as DSG's),
+
+solved by Algorithm 1 (M rounds: add R new random features to the working set A, solve (4) by
+Algorithm 2, drop the features whose weight is exactly zero) with Algorithm 2 (S SVRG outer loops:
+parallel full gradient at the snapshot, then m lock-free inner steps on all threads, each a
+mini-batch (B) variance-reduced coordinate gradient and an L1 proximal step of length γ/L_max).
+The compiled loops and the cost per inner step (O(B·|A|)) are documented in _asydsskl.pyx.
+
+Runner unit: one `run` step is ONE SVRG outer loop (Alg. 2 lines 3–12); a "pass" is the whole
+Algorithm 1 (M·S outer loops, 50 by default), so `stop: {passes: 1}` runs the paper's schedule and
+`evaluate: {every: 1}` gives a curve point per outer loop. Steps past the first pass keep running
+rounds of Algorithm 1.
+
+Tasks: binary classification (logistic loss, as the paper's experiments) and regression
+(correntropy-induced loss, as the paper's experiments). The paper treats multi-class sets (covtype,
+MNIST, Aloi) as regression on the class index: the runner's registry task of those sets is
+"multiclass", so an experiment on them needs the dataset loaded with task='regression'
+(`load_dataset(name, task="regression")`); see configs/gu_*_asydsskl.yaml.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from kernelbench.errors import SolverError
+from kernelbench.registry import param_field as doc
+from kernelbench.registry import register_algorithm
+from kernelbench.solvers import _asydsskl
+from kernelbench.solvers._losses import GU_LOSS_CURVATURE, GU_LOSSES, gu_loss_values
+from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, DivergenceError,
+                                      IterativeEstimator, RegressionMixin, as_dense, resolve_threads)
+from kernelbench.solvers.kernels import KERNELS, resolve_gamma
+
+CLASSIFICATION_LOSSES = ("logistic", "smooth_hinge", "squared", "sigmoid")
+REGRESSION_LOSSES = ("correntropy", "squared")
+PHI_MAX_SQ = 2.0            # max φ_h(x)² = (√2 cos)² ≤ 2: L_max = curvature(ℓ) · 2 (Gu et al. (8))
+DIVERGENCE_FACTOR = 1e4    # P(w) > 1e4 · max(1, P(0)) at a snapshot counts as divergence
+PREDICT_ROWS = 512          # rows per chunk when predicting
+
+
+@dataclass
+class AsyDSSKLParams:
+    """Parameters of AsyDSSKL as configs name them (DESIGN.md §3)."""
+    loss: Literal["auto", "logistic", "smooth_hinge", "squared", "sigmoid", "correntropy"] = doc(
+        "loss ℓ of Table 1: logistic, smooth_hinge, squared, sigmoid (classification); correntropy, "
+        "squared (regression); auto = logistic for classification, correntropy for regression "
+        "(the paper's experiments)", "auto")
+    sigma: float = doc("correntropy width σ in σ²(1 − exp(−(f−y)²/σ²))", 1.0)
+    kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) or laplacian exp(-γ‖x−x'‖₁)", "rbf")
+    gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
+    C: float = doc("L1 regularisation: λ = 1/(n·C) in problem (4)", 1.0)
+    rounds: int = doc("M: rounds of Algorithm 1 (each adds `features_per_round` features)", 5)
+    features_per_round: int = doc("R: random features sampled into the working set per round", 256)
+    outer_loops: int = doc("S: SVRG outer loops of Algorithm 2 per round", 10)
+    inner_steps: int | None = doc("m: inner steps per outer loop, shared by all threads; "
+                                  "None = n (the paper's m = l)", None)
+    batch_size: int = doc("B: mini-batch size of each inner step", 10)
+    step: float = doc("γ: the proximal step is γ/L_max (the paper grids γ; 1 stalls at a noise floor "
+                      "or diverges on ijcnn1/a9a, 0.2–0.3 works there)", 0.3)
+    threads: int = doc("OpenMP threads of the lock-free loops (0 = all cores)", 1)
+    max_feature_mb: float = doc("memory budget of the float32 feature matrix n × |A| (MB); above it "
+                                "the run is skipped with a message", 4096.0)
+
+    def __post_init__(self):
+        for name in ("rounds", "features_per_round", "outer_loops", "batch_size"):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.inner_steps is not None and not self.inner_steps >= 1:
+            raise ValueError(f"inner_steps must be >= 1 or null, got {self.inner_steps!r}")
+        for name in ("sigma", "step", "C", "max_feature_mb"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+
+
+def _make(params: AsyDSSKLParams, *, seed: int, task: str):
+    kwargs = asdict(params)
+    if kwargs["loss"] == "auto":
+        del kwargs["loss"]
+    if task == "regression":
+        return AsyDSSKLRegressor(**kwargs, random_state=seed)
+    return AsyDSSKLClassifier(**kwargs, random_state=seed)
+
+
+register_algorithm(
+    "asydsskl", factory=_make, tasks=("binary", "regression"),
+    description="AsyDSSKL: lock-free asynchronous doubly stochastic sparse kernel learning "
+                "(Gu et al. 2018, Alg. 1-2; OpenMP)",
+    smoke_params={"features_per_round": 32, "inner_steps": 200, "outer_loops": 2, "rounds": 2},
+)(AsyDSSKLParams)
+
+
+class _AsyDSSKLBase(IterativeEstimator):
+    _losses: tuple[str, ...] = ()
+    _training_only = ("_phi", "_y", "_dz", "_grad", "_sparse_X32")
+    determinism = ("threads=1: identical results for the same seed (the compiled solver follows a "
+                   "fixed random stream); threads>1: lock-free asynchronous updates make every run "
+                   "differ (statistically equivalent, not bit-identical)")
+
+    def __init__(self, *, loss="logistic", sigma=1.0, kernel="rbf", gamma="median", C=1.0, rounds=5,
+                 features_per_round=256, outer_loops=10, inner_steps=None, batch_size=10, step=0.3,
+                 threads=1, max_feature_mb=4096.0, random_state=None):
+        self.loss = loss
+        self.sigma = sigma
+        self.kernel = kernel
+        self.gamma = gamma
+        self.C = C
+        self.rounds = rounds
+        self.features_per_round = features_per_round
+        self.outer_loops = outer_loops
+        self.inner_steps = inner_steps
+        self.batch_size = batch_size
+        self.step = step
+        self.threads = threads
+        self.max_feature_mb = max_feature_mb
+        self.random_state = random_state
+
+    # ---- set-up ----------------------------------------------------------------------------
+    def _feature_dtype(self):
+        return np.float32
+
+    def _init_model(self, X):
+        if self.loss not in self._losses:
+            raise SolverError(f"{type(self).__name__}: loss must be one of {self._losses}, got {self.loss!r}")
+        if self.kernel not in KERNELS:
+            raise SolverError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        for name in ("rounds", "features_per_round", "outer_loops"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, np.integer)) and value >= 1):
+                raise SolverError(f"{name} must be a positive integer, got {value!r}")
+        if self.inner_steps is not None and not (isinstance(self.inner_steps, (int, np.integer))
+                                                 and self.inner_steps >= 1):
+            raise SolverError(f"inner_steps must be a positive integer or None (= n), got {self.inner_steps!r}")
+        for name in ("sigma", "step", "max_feature_mb"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value > 0):
+                raise SolverError(f"{name} must be a positive number, got {value!r}")
+        n = X.shape[0]
+        capacity = self.rounds * self.features_per_round     # |A| can reach M·R in one pass
+        need_mb = n * capacity * 4 / 2**20
+        if need_mb > self.max_feature_mb:
+            raise BudgetExceededError(
+                f"AsyDSSKL keeps the float32 features of its working set (n × rounds·features_per_round "
+                f"= {n} × {capacity}): {need_mb:.0f} MB > max_feature_mb={self.max_feature_mb:g}; "
+                "subsample the data, use fewer features_per_round, or raise max_feature_mb")
+        rng = np.random.default_rng(self.random_state)
+        self._feature_seed, self._rng_seed = (int(s) for s in rng.integers(2**63, size=2))
+        try:
+            self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=self._feature_seed)
+        except ValueError as e:
+            raise SolverError(str(e)) from None
+        self.lambda_ = 1.0 / (n * self.C)
+        self.lipschitz_ = GU_LOSS_CURVATURE[self.loss] * PHI_MAX_SQ     # L_max, eq. (8)
+        self.eta_ = self.step / self.lipschitz_                          # γ / L_max
+        self.threads_ = resolve_threads(self.threads)
+        self.inner_steps_ = int(self.inner_steps) if self.inner_steps is not None else n
+        self._phi = np.zeros((n, 0), dtype=np.float32)                   # Φ of A, n × |A|
+        self._y = np.ascontiguousarray(self._train_Y.ravel(), dtype=np.float64)
+        self._dz = np.zeros(n)
+        self._grad = np.zeros(0)
+        self.feature_ids_ = np.zeros(0, dtype=np.int64)                  # global ids of A: round·R + k
+        self.omega_ = np.zeros((0, X.shape[1]), dtype=np.float32)        # ω_h, h ∈ A
+        self.phase_ = np.zeros(0, dtype=np.float32)                      # b_h
+        self.coef_ = np.zeros(0)                                         # w_h
+        self.round_ = 0
+        self.outer_in_round_ = 0
+        self.outer_index_ = 0
+        self.inner_steps_done_ = 0
+        self.features_sampled_ = 0
+        self.train_objective_ = np.nan      # P(w̃) on the whole training set at the last snapshot
+
+    def fit(self, X, y):
+        """Algorithm 1 once (M rounds of S outer loops)."""
+        self.begin(X, y)
+        self.run(self.steps_per_pass)
+        return self.finish()
+
+    def partial_fit(self, X, y, classes=None):
+        raise SolverError(f"{type(self).__name__} solves problem (4) on one fixed training set (its "
+                          "feature matrix Φ is built from it): use fit, not partial_fit")
+
+    @property
+    def steps_per_pass(self) -> int:
+        """One pass = Algorithm 1 once: M rounds × S outer loops."""
+        return self.rounds * self.outer_loops
+
+    # ---- Algorithm 1 -------------------------------------------------------------------------
+    def _add_features(self):
+        """Alg. 1 line 3: R new features (block = round, seeded) join A with weight 0."""
+        X = self._train_features_input()
+        R, a = self.features_per_round, len(self.coef_)
+        need_mb = X.shape[0] * (a + R) * 4 / 2**20
+        if need_mb > self.max_feature_mb:       # only reachable past the first pass (more rounds)
+            raise BudgetExceededError(
+                f"AsyDSSKL working set would need {need_mb:.0f} MB > max_feature_mb="
+                f"{self.max_feature_mb:g}; run fewer rounds or raise max_feature_mb")
+        W, b = _asydsskl.random_features(self._feature_seed, self.round_, 0, R, X.shape[1],
+                                         self.kernel, self.gamma_)
+        W, b = W.astype(np.float32), b.astype(np.float32)
+        # Φ is rebuilt at its exact size n × (a + R) each round: row i is one contiguous run of
+        # a + R floats (the inner loop's B rows are short, dense reads), no untouched capacity.
+        phi = np.empty((X.shape[0], a + R), dtype=np.float32)
+        phi[:, :a] = self._phi
+        with threadpool_limits(limits=self.threads_, user_api="blas"):
+            phi[:, a:] = _features(X, W, b)
+        self._phi = phi
+        self._grad = np.zeros(a + R)
+        self.feature_ids_ = np.concatenate([self.feature_ids_, self.round_ * R + np.arange(R)])
+        self.omega_ = np.vstack([self.omega_, W])
+        self.phase_ = np.concatenate([self.phase_, b])
+        self.coef_ = np.concatenate([self.coef_, np.zeros(R)])
+        self.features_sampled_ += R
+
+    def _train_features_input(self):
+        """X as float32: dense, or CSR kept sparse (rcv1-like data: Φ = X ωᵀ needs no densifying)."""
+        if not sp.issparse(self._train_X):
+            return self._dense_train_X()
+        if getattr(self, "_sparse_X32", None) is None:
+            self._sparse_X32 = sp.csr_matrix(self._train_X, dtype=np.float32)
+        return self._sparse_X32
+
+    def _drop_zero_features(self):
+        """Alg. 1 line 5: A ← A − {h : w(h) = 0}."""
+        keep = np.flatnonzero(self.coef_ != 0.0)
+        a = len(keep)
+        if a < len(self.coef_):
+            self._phi = np.ascontiguousarray(self._phi[:, keep])
+            self.feature_ids_ = self.feature_ids_[keep]
+            self.omega_ = self.omega_[keep]
+            self.phase_ = self.phase_[keep]
+            self.coef_ = self.coef_[keep]
+
+    def _outer_loop(self):
+        """Alg. 2 lines 3–12, one s: snapshot, parallel full gradient, m lock-free inner steps."""
+        a = len(self.coef_)
+        loss = GU_LOSSES[self.loss]
+        w = self.coef_
+        mean_loss, status = _asydsskl.full_gradient(self._phi, a, self._y, w, loss, float(self.sigma),
+                                                    self._dz, self._grad, self.threads_)
+        self.train_objective_ = mean_loss + self.lambda_ * float(np.abs(w).sum())
+        if self.outer_index_ == 0:
+            self.initial_objective_ = self.train_objective_          # P(0): w = 0 at the start
+        elif not self.train_objective_ <= DIVERGENCE_FACTOR * max(1.0, self.initial_objective_):
+            status = _asydsskl.DIVERGED                               # an exploding iterate (or NaN)
+        if status == _asydsskl.OK:
+            status = _asydsskl.inner_loops(self._phi, a, self._y, w, self._dz, self._grad, loss,
+                                           float(self.sigma), self.eta_, self.eta_ * self.lambda_,
+                                           int(self.batch_size), self.inner_steps_, self._rng_seed,
+                                           self.outer_index_, self.threads_)
+        if status != _asydsskl.OK:
+            raise DivergenceError(
+                f"AsyDSSKL diverged in outer loop {self.outer_index_ + 1}: a coefficient became "
+                f"NaN/inf or the objective exploded (P(w) = {self.train_objective_:.3g}). Use a "
+                f"smaller step (step={self.step:g}; the step is step/L_max with L_max="
+                f"{self.lipschitz_:g}).")
+        self.outer_index_ += 1
+        self.inner_steps_done_ += self.inner_steps_
+
+    def run(self, n_steps: int) -> int:
+        """n_steps SVRG outer loops, with the round boundaries of Algorithm 1 in between."""
+        done = 0
+        n = self._train_X.shape[0]
+        for _ in range(int(n_steps)):
+            if self.outer_in_round_ == 0:
+                self._add_features()
+            self._outer_loop()
+            self.outer_in_round_ += 1
+            if self.outer_in_round_ == self.outer_loops:
+                self._drop_zero_features()
+                self.outer_in_round_ = 0
+                self.round_ += 1
+            done += 1
+            self.n_iter_ += 1
+            self.samples_seen_ += n + self.inner_steps_ * int(self.batch_size)
+        return done
+
+    # ---- the model -----------------------------------------------------------------------------
+    def _decision(self, X):
+        """f(x) = Σ_{h: w_h ≠ 0} w_h √2 cos(ω_h·x + b_h): only the non-zero weights are evaluated."""
+        nz = np.flatnonzero(self.coef_)
+        out = np.zeros((X.shape[0], 1))
+        if nz.size == 0 or X.shape[0] == 0:
+            return out
+        W, b = self.omega_[nz], self.phase_[nz]
+        w = np.sqrt(2.0) * self.coef_[nz]
+        result = out[:, 0].copy()
+        threads = resolve_threads(self.threads)
+        with threadpool_limits(limits=threads, user_api="blas"):
+            for r0 in range(0, X.shape[0], PREDICT_ROWS):
+                Xc = X[r0:r0 + PREDICT_ROWS]
+                Xc = sp.csr_matrix(Xc, dtype=np.float32) if sp.issparse(Xc) else as_dense(Xc, np.float32)
+                Z = np.ascontiguousarray(Xc @ W.T, dtype=np.float32)      # phases: one sgemm
+                _asydsskl.decision_rows(Z, b, w, result, r0, threads)     # SIMD cos + dot, compiled
+        out[:, 0] = result
+        return out
+
+    def objective(self, X, y):
+        """P(w) of problem (4) on (X, y): mean loss + λ‖w‖₁."""
+        Y = self._encode_targets(np.asarray(y), fitting=False).ravel()
+        F = self._decision(X).ravel()
+        return float(np.mean(gu_loss_values(self.loss, F, Y, float(self.sigma)))
+                     + self.lambda_ * np.abs(self.coef_).sum())
+
+    @property
+    def n_random_features_(self) -> int:
+        """|A|, the working set."""
+        return int(len(self.coef_))
+
+    @property
+    def n_nonzero_(self) -> int:
+        return int(np.count_nonzero(self.coef_))
+
+    def counters(self) -> dict:
+        return {"n_nonzero": self.n_nonzero_, "working_set": self.n_random_features_,
+                "round": int(self.round_), "outer_loops": int(self.outer_index_),
+                "inner_steps": int(self.inner_steps_done_), "threads": int(self.threads_),
+                "features_sampled": int(self.features_sampled_),
+                # P(w̃) on the whole training set at the last snapshot (None before the first)
+                "train_objective_snapshot": (float(self.train_objective_)
+                                             if np.isfinite(self.train_objective_) else None)}
+
+
+def _features(X, W, b):
+    """Φ = √2 cos(X Wᵀ + b) in float32 (the feature matrix of new working-set columns)."""
+    Z = np.asarray(X @ W.T, dtype=np.float32)
+    Z += b
+    np.cos(Z, out=Z)
+    Z *= np.float32(np.sqrt(2.0))
+    return Z
+
+
+class AsyDSSKLClassifier(BinaryClassifierMixin, _AsyDSSKLBase):
+    """Binary sparse kernel classifier trained by AsyDSSKL (logistic loss by default)."""
+    _losses = CLASSIFICATION_LOSSES
+
+
+class AsyDSSKLRegressor(RegressionMixin, _AsyDSSKLBase):
+    """Sparse kernel regression trained by AsyDSSKL (correntropy-induced loss by default)."""
+    _losses = REGRESSION_LOSSES
+
+    def __init__(self, *, loss="correntropy", sigma=1.0, kernel="rbf", gamma="median", C=1.0,
+                 rounds=5, features_per_round=256, outer_loops=10, inner_steps=None, batch_size=10,
+                 step=0.3, threads=1, max_feature_mb=4096.0, random_state=None):
+        super().__init__(loss=loss, sigma=sigma, kernel=kernel, gamma=gamma, C=C, rounds=rounds,
+                         features_per_round=features_per_round, outer_loops=outer_loops,
+                         inner_steps=inner_steps, batch_size=batch_size, step=step, threads=threads,
+                         max_feature_mb=max_feature_mb, random_state=random_state)

@@ -1,0 +1,137 @@
+"""`make bench`: AsyDSSKL speedup with threads (Gu et al. 2018, Fig. 2), measured in one run.
+
+For each dataset (ijcnn1 and the 20k covtype subset by default, parameters read from
+configs/gu_<dataset>_asydsskl.yaml so the bench runs exactly the experiment's settings) and each
+thread count 1, 2, 4, 8, 16 up to the cores this process may use, one seeded fit records after
+every SVRG outer loop the training time (clock stopped during evaluation) and the exact objective
+P(w) of problem (4) on the whole training set. It prints
+
+  * the time each thread count needs to reach the 1-thread run's FINAL objective, and the speedup
+    T_1 / T_k (the issue's target: k = 2 at least 1.7× on ijcnn1 and covtype),
+  * the plain time ratio for the same work (all outer loops),
+  * the load average before and after, and the core count (both cores must be idle for the target).
+
+With --out DIR the curves are also written as a results folder (experiment gu_speedup) that the
+figure gu2018_fig2_speedup reads. Exact command for the record:
+    .venv/bin/python scripts/bench_asydsskl.py --out results/gu_speedup
+Nothing here is a pass/fail test.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = {"ijcnn1": "gu_ijcnn1_asydsskl.yaml", "covtype_subset20k": "gu_covtype_asydsskl.yaml"}
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def load(name):
+    from kernelbench.data import load_dataset, prepare
+
+    cfg = yaml.safe_load((REPO / "configs" / DATASETS[name]).read_text())
+    data = prepare(load_dataset(name, test=cfg["dataset"].get("test", "official"), progress=False),
+                   scale=cfg["dataset"].get("scale", "none"), seed=cfg.get("seed", 0))
+    return data, dict(cfg["algorithm"]["params"])
+
+
+def full_objective(est):
+    """P(w) on the whole training set from the solver's own feature matrix (outside the timer)."""
+    from kernelbench.solvers import _asydsskl
+    from kernelbench.solvers._losses import gu_loss_values
+
+    a = len(est.coef_)
+    z = _asydsskl.predict_features(est._phi, a, est.coef_, 1)
+    return float(np.mean(gu_loss_values(est.loss, z, est._y, float(est.sigma)))
+                 + est.lambda_ * np.abs(est.coef_).sum())
+
+
+def curve(data, params, threads, seed, target=None):
+    """[(cumulative training seconds, P(w))] after every outer loop, and the fitted estimator.
+    One pass of Algorithm 1; with a `target` objective not reached by then, the run goes on
+    (more outer loops, up to a second pass) until it is, as an asynchronous run may end a pass a
+    hair above the sequential one."""
+    from kernelbench.solvers.asydsskl import AsyDSSKLClassifier
+
+    est = AsyDSSKLClassifier(**{**params, "threads": threads}, random_state=seed)
+    est.begin(data.X_train, data.y_train)
+    points, seconds = [(0.0, full_objective(est))], 0.0
+    for step in range(2 * est.steps_per_pass):
+        if step >= est.steps_per_pass and (target is None or points[-1][1] <= target):
+            break
+        started = time.perf_counter()
+        est.run(1)
+        seconds += time.perf_counter() - started
+        points.append((seconds, full_objective(est)))
+    return points, est
+
+
+def time_to_reach(points, target):
+    for seconds, value in points:
+        if value <= target:
+            return seconds
+    return float("nan")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
+    parser.add_argument("--threads", nargs="+", type=int, default=None,
+                        help="thread counts (default 1 2 4 8 16 up to the core count)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=None, help="write the curves as a results folder here")
+    args = parser.parse_args(argv)
+    n_cores = cores()
+    counts = args.threads or [k for k in (1, 2, 4, 8, 16) if k <= n_cores]
+    if 1 not in counts:
+        counts = [1] + counts
+    print(f"cores available: {n_cores}; thread counts: {counts}; load average before: "
+          f"{open('/proc/loadavg').read().split()[:3] if os.path.exists('/proc/loadavg') else 'n/a'}")
+    run = None
+    if args.out:
+        from kernelbench.results import Run
+        run = Run.create(args.out, "gu_speedup", {"datasets": args.datasets, "threads": counts,
+                                                  "seed": args.seed})
+    for name in args.datasets:
+        data, params = load(name)
+        results = {}
+        for k in counts:
+            target = results[1][-1][1] if k != 1 else None
+            points, est = curve(data, params, k, args.seed, target)
+            results[k] = points
+            if run is not None:
+                for it, (seconds, value) in enumerate(points):
+                    run.append({"experiment": "gu_speedup", "dataset": name, "algorithm": "asydsskl",
+                                "params": {**params, "threads": k}, "trial": 0, "seed": args.seed,
+                                "iteration": it, "train_seconds": seconds, "objective": value,
+                                "threads": k, "n_features": est.n_random_features_,
+                                "status": "ok", "final": int(it == len(points) - 1)})
+        final_1, total_1 = results[1][-1][1], results[1][-1][0]
+        print(f"\n{name} (n = {data.X_train.shape[0]}): 1-thread final objective {final_1:.6f} "
+              f"after {total_1:.2f} s")
+        for k in counts:
+            reach = time_to_reach(results[k], final_1)
+            passes = min(len(results[k]) - 1, len(results[1]) - 1)
+            total = results[k][passes][0]            # time for the same work (one pass)
+            print(f"  threads={k:2d}: total {total:7.2f} s (work ratio {total_1 / total:5.2f}x), final "
+                  f"objective {results[k][passes][1]:.6f}, reaches the 1-thread final objective at "
+                  f"{reach:7.2f} s -> speedup {total_1 / reach:5.2f}x")
+    if run is not None:
+        run.finish("finished")
+        print(f"\ncurves written to {run.path}")
+    print(f"load average after: {open('/proc/loadavg').read().split()[:3] if os.path.exists('/proc/loadavg') else 'n/a'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""AsyDSSKL (Gu et al. 2018): the prox step, the Table 1 losses, the compiled solver against the
+NumPy reference step for step (threads=1), convergence to an optimum found independently by
+scipy.optimize, the OpenMP build, and the estimator API."""
+import os
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize, minimize_scalar
+from sklearn.base import clone
+
+import reference
+import reference_asydsskl as ref
+from kernelbench.errors import SolverError
+from kernelbench.solvers import _asydsskl
+from kernelbench.solvers._losses import GU_LOSS_CURVATURE, GU_LOSSES, gu_loss_derivatives, gu_loss_values
+from kernelbench.solvers.asydsskl import AsyDSSKLClassifier, AsyDSSKLRegressor, _features
+
+
+def _binary(n=300, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(np.sin(X[:, 0] * 1.5) + 0.5 * X[:, 1] ** 2 - 0.5 + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    return X, y
+
+
+# ---- the proximal step (Alg. 2 line 10) ------------------------------------------------------
+@pytest.mark.parametrize("u", [-3.0, -0.7, -0.2, 0.0, 0.1, 0.5, 2.5])
+@pytest.mark.parametrize("t", [0.0, 0.3, 1.0])
+def test_prox_step_is_the_argmin(u, t):
+    """soft threshold = argmin_x ½(x − u)² + t|x|, found here by a scalar minimiser."""
+    best = minimize_scalar(lambda x: 0.5 * (x - u) ** 2 + t * abs(x), bounds=(-5, 5), method="bounded",
+                           options={"xatol": 1e-10}).x
+    assert _asydsskl.prox_l1(u, t) == pytest.approx(best, abs=1e-6)
+    assert _asydsskl.prox_l1(u, t) == ref.soft_threshold(u, t)
+
+
+# ---- losses of Table 1 --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(GU_LOSSES))
+def test_gu_losses_closed_form_and_finite_differences(name):
+    rng = np.random.default_rng(1)
+    f = rng.uniform(-3, 3, 400)
+    y = rng.choice([-1.0, 1.0], 400) if name != "correntropy" else rng.normal(size=400)
+    sigma = 0.7
+    np.testing.assert_allclose(gu_loss_values(name, f, y, sigma), ref.loss_value(name, f, y, sigma),
+                               rtol=1e-12, atol=1e-14)
+    if name == "smooth_hinge":                    # kinks at m = 0, 1
+        m = y * f
+        keep = (np.abs(m) > 1e-3) & (np.abs(m - 1) > 1e-3)
+        f, y = f[keep], y[keep]
+    h = 1e-6
+    fd = (gu_loss_values(name, f + h, y, sigma) - gu_loss_values(name, f - h, y, sigma)) / (2 * h)
+    np.testing.assert_allclose(gu_loss_derivatives(name, f, y, sigma), fd, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(GU_LOSSES))
+def test_gu_loss_curvature_bounds_second_derivative(name):
+    """GU_LOSS_CURVATURE (used for L_max) bounds |ℓ''| (finite differences of ℓ', σ = 1)."""
+    f = np.linspace(-6, 6, 20001)
+    for yv in (-1.0, 1.0, 0.3):
+        y = np.full_like(f, yv)
+        d = gu_loss_derivatives(name, f, y, 1.0)
+        second = np.diff(d) / np.diff(f)
+        assert np.max(np.abs(second)) <= GU_LOSS_CURVATURE[name] * (1 + 1e-3)
+
+
+# ---- the compiled solver against the NumPy reference ---------------------------------------------
+def _reference_phi(X, est, rounds):
+    """Φ columns of every feature the run can use (ids round·R + k), ω from tests/reference.py,
+    evaluated by the estimator's float32 feature map (checked separately below)."""
+    R = est.features_per_round
+    cols = []
+    for r in range(rounds):
+        W, b = reference.feature_block(est._feature_seed, r, R, X.shape[1], gamma=est.gamma_)
+        cols.append(_features(X.astype(np.float32), W.astype(np.float32), b.astype(np.float32)))
+    return np.hstack(cols).astype(np.float64)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "smooth_hinge", "sigmoid"])
+def test_one_thread_matches_numpy_reference_step_for_step(loss):
+    X, y = _binary(n=200, d=4)
+    rounds, S = 3, 2
+    est = AsyDSSKLClassifier(loss=loss, gamma=0.5, C=0.05, rounds=rounds, features_per_round=12,
+                             outer_loops=S, inner_steps=1100, batch_size=3, step=0.8, threads=1,
+                             random_state=3)
+    est.begin(X, y)
+    Phi_all = _reference_phi(X, est, rounds)
+    yy = np.where(y == est.classes_[1], 1.0, -1.0)
+    ids, w = np.zeros(0, dtype=int), np.zeros(0)
+    zero_dropped = 0
+    for k in range(rounds * S):
+        if k % S == 0:                                            # Alg. 1 line 3
+            ids = np.concatenate([ids, (k // S) * 12 + np.arange(12)])
+            w = np.concatenate([w, np.zeros(12)])
+        w = ref.outer_loop(Phi_all[:, ids], yy, w, loss=loss, sigma=1.0, lam=est.lambda_, eta=est.eta_,
+                           batch=3, steps=1100, rng_seed=est._rng_seed, outer_index=k)
+        if k % S == S - 1:                                        # Alg. 1 line 5
+            zero_dropped += int(np.sum(w == 0))
+            ids, w = ids[w != 0], w[w != 0]
+        est.run(1)
+        np.testing.assert_array_equal(est.feature_ids_, ids)
+        np.testing.assert_allclose(est.coef_, w, rtol=1e-9, atol=1e-12, err_msg=f"outer loop {k}")
+    assert zero_dropped > 0, "the L1 penalty should zero some weights (C too large for this test)"
+    # the objective the estimator reports is problem (4) on the same features
+    a = len(ids)
+    assert est.objective(X, y) == pytest.approx(ref.objective(Phi_all[:, ids], yy, w, est.lambda_, loss), rel=1e-5)
+    assert a == est.n_random_features_ == est.counters()["working_set"]
+
+
+def test_feature_matrix_matches_reference_generator():
+    """Φ held by the solver = √2 cos(ωx + b) with ω, b from the independent NumPy generator."""
+    X, y = _binary(n=100, d=6)
+    est = AsyDSSKLClassifier(gamma=0.3, rounds=1, features_per_round=20, outer_loops=1, inner_steps=10,
+                             random_state=0)
+    est.begin(X, y)
+    est.run(1)   # round 0 added; nothing dropped before the end of the round (S = 1: dropped now)
+    W, b, Phi = ref.features(X, est._feature_seed, 0, 20, "rbf", 0.3)
+    np.testing.assert_allclose(est.omega_, W[est.feature_ids_], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(est.phase_, b[est.feature_ids_], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(est._phi[:, :est.n_random_features_], Phi[:, est.feature_ids_], atol=2e-5)
+    # and the model's decision function is Σ w_h φ_h(x) on the kept features
+    np.testing.assert_allclose(est.decision_function(X), Phi[:, est.feature_ids_] @ est.coef_, atol=1e-4)
+
+
+def _scipy_l1_optimum(Phi, y, lam, loss):
+    """min mean ℓ(Φw, y) + λ‖w‖₁ by L-BFGS-B on w = u − v, u, v ≥ 0 (an independent solver)."""
+    n, a = Phi.shape
+
+    def fun(uv):
+        w = uv[:a] - uv[a:]
+        z = Phi @ w
+        g = Phi.T @ ref.loss_derivative(loss, z, y) / n
+        return np.mean(ref.loss_value(loss, z, y)) + lam * uv.sum(), np.concatenate([g + lam, -g + lam])
+
+    res = minimize(fun, np.zeros(2 * a), jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * a),
+                   options={"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-12})
+    return res.x[:a] - res.x[a:], res.fun
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_converges_to_the_scipy_optimum_on_a_small_convex_problem(loss):
+    """One round of Algorithm 1 (A fixed: 24 features) with many SVRG outer loops solves the
+    convex problem (4); its objective and weights match scipy's on the same features."""
+    X, y = _binary(n=240, d=3, seed=5)
+    est = AsyDSSKLClassifier(loss=loss, gamma=0.4, C=0.1, rounds=1, features_per_round=24,
+                             outer_loops=60, inner_steps=2000, batch_size=4, step=0.5 if loss == "logistic" else 0.1, threads=1,
+                             random_state=7)
+    est.begin(X, y)
+    Phi = _reference_phi(X, est, 1)
+    yy = np.where(y == est.classes_[1], 1.0, -1.0)
+    w_opt, p_opt = _scipy_l1_optimum(Phi, yy, est.lambda_, loss)
+    est.run(est.steps_per_pass)
+    w = np.zeros(24)
+    w[est.feature_ids_] = est.coef_
+    p = ref.objective(Phi, yy, w, est.lambda_, loss)
+    assert p == pytest.approx(p_opt, rel=1e-6, abs=1e-9)
+    np.testing.assert_allclose(w, w_opt, atol=2e-3)
+    assert np.sum(w_opt == 0) >= 1 and np.array_equal(w == 0, np.abs(w_opt) < 1e-6)
+
+
+def test_two_threads_reach_the_same_optimum():
+    """Lock-free with 2 threads: nondeterministic, but the same convex problem is solved."""
+    X, y = _binary(n=240, d=3, seed=5)
+    kw = dict(gamma=0.4, C=0.1, rounds=1, features_per_round=24, outer_loops=60, inner_steps=2000,
+              batch_size=4, step=0.5, random_state=7)
+    one = AsyDSSKLClassifier(threads=1, **kw).fit(X, y)
+    two = AsyDSSKLClassifier(threads=2, **kw).fit(X, y)
+    assert two.objective(X, y) == pytest.approx(one.objective(X, y), rel=1e-4)
+
+
+# ---- OpenMP --------------------------------------------------------------------------------------
+@pytest.mark.skipif(os.environ.get("KERNELBENCH_ALLOW_NO_OPENMP") == "1", reason="KERNELBENCH_ALLOW_NO_OPENMP=1")
+def test_module_with_prange_is_built_with_openmp():
+    assert _asydsskl.OPENMP_BUILD is True, "_asydsskl uses prange but was compiled without OpenMP"
+
+
+# ---- estimator behaviour ---------------------------------------------------------------------------
+def test_same_seed_one_thread_is_deterministic_and_sparse():
+    X, y = _binary()
+    kw = dict(gamma=0.5, C=0.02, rounds=3, features_per_round=32, outer_loops=3, inner_steps=500,
+              threads=1, random_state=11)
+    a, b = AsyDSSKLClassifier(**kw).fit(X, y), AsyDSSKLClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    c = a.counters()
+    assert c["n_nonzero"] == np.count_nonzero(a.coef_) == a.n_random_features_ < c["features_sampled"]
+
+
+def test_accuracy_close_to_libsvm_on_held_out_data():
+    from sklearn.svm import SVC
+    X, y = _binary(n=1200, seed=2)
+    train, test = slice(0, 800), slice(800, None)
+    libsvm = SVC(gamma=0.5, C=1.0).fit(X[train], y[train]).score(X[test], y[test])   # the yardstick
+    est = AsyDSSKLClassifier(gamma=0.5, C=1.0, rounds=3, features_per_round=64, outer_loops=5,
+                             step=0.5, random_state=0).fit(X[train], y[train])
+    assert est.score(X[test], y[test]) >= libsvm - 0.03
+
+
+def test_regression_with_correntropy_loss():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.05 * rng.normal(size=400)
+    y[:10] += 20.0                               # outliers: correntropy is robust to them
+    kw = dict(gamma=1.0, C=10.0, features_per_round=64, rounds=3, outer_loops=5, step=0.3, random_state=0)
+    clean = slice(10, None)
+    robust = AsyDSSKLRegressor(**kw).fit(X, y)
+    square = AsyDSSKLRegressor(loss="squared", **kw).fit(X, y)
+    mse = np.mean((robust.predict(X[clean]) - y[clean]) ** 2)
+    assert mse < 0.2 * np.var(y[clean])
+    assert mse < np.mean((square.predict(X[clean]) - y[clean]) ** 2)   # outliers pull the squared fit
+
+
+def test_sklearn_api_and_errors():
+    X, y = _binary(n=120)
+    est = AsyDSSKLClassifier(rounds=1, outer_loops=2, features_per_round=8, inner_steps=50, random_state=0)
+    assert clone(est).get_params() == est.get_params()
+    with pytest.raises(SolverError, match="loss must be one of"):
+        AsyDSSKLClassifier(loss="correntropy").fit(X, y)
+    with pytest.raises(SolverError, match="max_feature_mb"):
+        AsyDSSKLClassifier(max_feature_mb=1e-6).fit(X, y)
+    with pytest.raises(SolverError, match="step"):
+        AsyDSSKLClassifier(step=-1.0).fit(X, y)
+    est.fit(X, y)
+    assert set(est.predict(X)) <= set(np.unique(y))
+    assert not hasattr(est, "_phi")              # finish() dropped the training features
+
+
+def test_sparse_input_gives_the_dense_result():
+    """CSR input (rcv1-like) is never densified for Φ; the model equals the dense-input one."""
+    import scipy.sparse as sp
+    X, y = _binary(n=200, d=8)
+    X[np.abs(X) < 0.8] = 0.0
+    kw = dict(gamma=0.5, rounds=2, features_per_round=16, outer_loops=2, inner_steps=300, random_state=1)
+    dense = AsyDSSKLClassifier(**kw).fit(X, y)
+    sparse = AsyDSSKLClassifier(**kw).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X), atol=1e-4)
+
+
+def test_partial_fit_is_refused_clearly():
+    X, y = _binary(n=50)
+    with pytest.raises(SolverError, match="use fit"):
+        AsyDSSKLClassifier().partial_fit(X, y)
