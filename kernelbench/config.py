@@ -25,6 +25,8 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
                       fitted on the training part only, after scaling (Li & Póczos §5.1 use
                       <= 100); sparse input is densified up to 2 GiB, beyond that TruncatedSVD
                       (uncentred) is used                                            (default null)
+      task            null | binary | multiclass | regression: treat the labels as this task
+                      instead of the registry's (Gu et al. fit multi-class sets as regression)
     algorithm       required: {name: ..., params: {...}} (or just the name as a string).
                     params are checked against the algorithm's parameter dataclass: unknown
                     names, wrong types and values outside a Literal are refused. Parameters not
@@ -87,7 +89,8 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate")
-DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca")
+DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca", "task")
+TASKS = ("binary", "multiclass", "regression")
 ALGORITHM_KEYS = ("name", "params")
 STOP_KEYS = ("passes", "iterations", "seconds")
 EVALUATE_KEYS = ("every", "on")
@@ -120,6 +123,7 @@ class DatasetConfig:
     scale: str = "none"                 # none | standard | minmax
     labeled_only: bool = False          # supervised algorithm + labeled: train on the labeled rows alone
     pca: int | None = None              # project onto <= this many principal components (train-fitted)
+    task: str | None = None             # override the registry's / inferred task (e.g. regression)
 
 
 @dataclass(frozen=True)
@@ -709,8 +713,13 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     pca = raw.get("pca")
     if pca is not None:
         pca = _as_int(pca, "dataset.pca", minimum=1, what="a positive integer (number of components)")
+    task = raw.get("task")
+    if task is not None and (not isinstance(task, str) or task not in TASKS):
+        hint = _suggest(task, TASKS) if isinstance(task, str) else ""
+        _fail("dataset.task", f"expected one of {', '.join(TASKS)}, got {_show(task)}{hint}")
     return DatasetConfig(name=name, path=path if name is None else None, subsample=subsample,
-                         test=test, labeled=labeled, scale=scale, labeled_only=labeled_only, pca=pca)
+                         test=test, labeled=labeled, scale=scale, labeled_only=labeled_only, pca=pca,
+                         task=task)
 
 
 def _validate_stop(raw) -> StopConfig:

@@ -82,8 +82,9 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
                           "supervised: add `dataset.labeled_only: true` to train it on the labeled "
                           "rows alone (the protocol's supervised baseline), or remove dataset.labeled")
     if dc.name is not None:             # known from the registry: refuse before any download
-        _check_task(dc.name, dataset_info(dc.name)["task"], spec)
-    data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, progress=progress)
+        _check_task(dc.name, dc.task or dataset_info(dc.name)["task"], spec)
+    data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, task=dc.task,
+                        progress=progress)
     _check_task(data.name, data.task, spec)
     subsample = dc.subsample
     if smoke:
