@@ -36,149 +36,17 @@ Everything in train/decision runs without the GIL; no Python objects in the loop
 import numpy as np
 
 from libc.math cimport exp, fabs, log, INFINITY
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-cdef extern from "_simd.h" nogil:
-    double kb_dot_f64(const double* z, const double* a, Py_ssize_t n)
+from kernelbench.solvers._budget cimport (
+    KB_GSS_EPS_PRECISE, KB_GSS_EPS_STANDARD, MERGE_GSS, MERGE_GSS_PRECISE, MERGE_LOOKUP_H,
+    MERGE_LOOKUP_WD, MERGE_REMOVAL, _argmin_abs, _gss_h, _gss_low, _lookup_h, _lookup_wd,
+    _merge_wd, _merged_coef, _now, _s, _select_partner, kb_bsgd_exp_scaled, kb_bsgd_f, kb_dot_f64)
 
-cdef extern from *:
-    """
-    #include <math.h>
-    #include <stddef.h>
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
-    __attribute__((simd("notinbranch"))) double exp(double);
-    #define KB_BSGD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-    #else
-    #define KB_BSGD_CLONES
-    #endif
-    /* k[j] = exp(c * d2[j]): kernel values through glibc's vector exp (libmvec) */
-    KB_BSGD_CLONES static void kb_bsgd_exp_scaled(double *restrict k, const double *restrict d2,
-                                                  double c, ptrdiff_t n) {
-        for (ptrdiff_t j = 0; j < n; j++) k[j] = exp(c * d2[j]);
-    }
-    /* Σ_j a[j] exp(-γ‖x − sv_j‖²) over the n SVs stored column-wise (SVT: d × cap, SV j is
-     * column j), leaving ‖x − sv_j‖² in dist and the kernel values in kval. The dot products run
-     * as d axpys over the SVs (vectorised over j, no reduction), skipping zero features of x:
-     * a sparse row (a9a: 14 of 123 features) costs only its non-zeros. */
-    KB_BSGD_CLONES static double kb_bsgd_f(const double *restrict x, ptrdiff_t d,
-                                           const double *restrict SVT, ptrdiff_t cap, ptrdiff_t n,
-                                           const double *restrict norms, const double *restrict a,
-                                           double neg_gamma, double *restrict dist,
-                                           double *restrict kval) {
-        double nx = 0.0, f = 0.0;
-        for (ptrdiff_t k = 0; k < d; k++) nx += x[k] * x[k];
-        for (ptrdiff_t j = 0; j < n; j++) dist[j] = 0.0;
-        for (ptrdiff_t k = 0; k < d; k++) {
-            const double xk = x[k];
-            if (xk != 0.0) {
-                const double *restrict col = SVT + k * cap;
-                for (ptrdiff_t j = 0; j < n; j++) dist[j] += xk * col[j];
-            }
-        }
-        for (ptrdiff_t j = 0; j < n; j++) {
-            const double d2 = norms[j] + nx - 2.0 * dist[j];
-            dist[j] = d2 > 0.0 ? d2 : 0.0;
-        }
-        for (ptrdiff_t j = 0; j < n; j++) kval[j] = exp(neg_gamma * dist[j]);
-    #pragma omp simd reduction(+ : f)
-        for (ptrdiff_t j = 0; j < n; j++) f += kval[j] * a[j];
-        return f;
-    }
-    """
-    void kb_bsgd_exp_scaled(double* k, const double* d2, double c, Py_ssize_t n) nogil
-    double kb_bsgd_f(const double* x, Py_ssize_t d, const double* SVT, Py_ssize_t cap, Py_ssize_t n,
-                     const double* norms, const double* a, double neg_gamma, double* dist,
-                     double* kval) nogil
-
-cdef enum:
-    MERGE_GSS = 0
-    MERGE_GSS_PRECISE = 1
-    MERGE_LOOKUP_H = 2
-    MERGE_LOOKUP_WD = 3
-    MERGE_REMOVAL = 4
-
+# The merging pieces (golden section search, lookup, WD, partner choice) live in _budget.pxd,
+# shared with BGS3VM (_bgs3vm.pyx).
 METHODS = {"gss": MERGE_GSS, "gss-precise": MERGE_GSS_PRECISE, "lookup-h": MERGE_LOOKUP_H,
            "lookup-wd": MERGE_LOOKUP_WD, "removal": MERGE_REMOVAL}
-cdef double GSS_EPS_STANDARD = 0.01     # the paper's "GSS-standard" precision
-cdef double GSS_EPS_PRECISE = 1e-10     # "GSS-precise", also used to compute the lookup tables
-EPS_STANDARD, EPS_PRECISE = GSS_EPS_STANDARD, GSS_EPS_PRECISE
-
-cdef double INVPHI = 0.6180339887498949      # 1/φ, the golden ratio's reciprocal
-
-
-cdef inline double _now() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + 1e-9 * ts.tv_nsec
-
-
-cdef inline double _s(double m, double lnk, double h) noexcept nogil:
-    """s_{m,κ}(h) = m κ^{(1−h)²} + (1 − m) κ^{h²} (Alg. 1 line 8), κ^p = exp(p ln κ)."""
-    return m * exp(lnk * (1.0 - h) * (1.0 - h)) + (1.0 - m) * exp(lnk * h * h)
-
-
-cdef double _gss_low(double m, double lnk, double eps) noexcept nogil:
-    """argmax of s over [0, 1/2] by golden section search to bracket width eps. Ties move the
-    bracket towards 0, where the maximum lies when κ is so small that s underflows inside."""
-    cdef double a = 0.0, b = 0.5
-    cdef double c = b - INVPHI * (b - a), d = a + INVPHI * (b - a)
-    cdef double fc = _s(m, lnk, c), fd = _s(m, lnk, d)
-    while b - a > eps:
-        if fc >= fd:
-            b = d
-            d = c
-            fd = fc
-            c = b - INVPHI * (b - a)
-            fc = _s(m, lnk, c)
-        else:
-            a = c
-            c = d
-            fc = fd
-            d = a + INVPHI * (b - a)
-            fd = _s(m, lnk, d)
-    return 0.5 * (a + b)
-
-
-cdef inline double _gss_h(double m, double lnk, double eps) noexcept nogil:
-    """h(m, κ): the global maximiser of s (lower branch at m = 1/2)."""
-    if m <= 0.5:
-        return _gss_low(m, lnk, eps)
-    return 1.0 - _gss_low(1.0 - m, lnk, eps)
-
-
-cdef inline double _bilinear(const double* T, Py_ssize_t G, double m, double k) noexcept nogil:
-    """Bilinear interpolation of the G × G table T[i, j] ≈ f(i/(G−1), j/(G−1))."""
-    cdef double x = m * (G - 1), y = k * (G - 1), fx, fy
-    cdef Py_ssize_t i = <Py_ssize_t>x, j = <Py_ssize_t>y
-    if i > G - 2:
-        i = G - 2
-    if i < 0:
-        i = 0
-    if j > G - 2:
-        j = G - 2
-    if j < 0:
-        j = 0
-    fx = x - i
-    fy = y - j
-    T = T + i * G + j
-    return ((1.0 - fx) * ((1.0 - fy) * T[0] + fy * T[1])
-            + fx * ((1.0 - fy) * T[G] + fy * T[G + 1]))
-
-
-cdef inline double _lookup_h(const double* H, Py_ssize_t G, double m, double k) noexcept nogil:
-    if m <= 0.5:
-        return _bilinear(H, G, m, k)
-    return 1.0 - _bilinear(H, G, 1.0 - m, k)
-
-
-cdef inline double _lookup_wd(const double* W, Py_ssize_t G, double m, double k) noexcept nogil:
-    return _bilinear(W, G, m if m <= 0.5 else 1.0 - m, k)
-
-
-cdef inline double _merge_wd(double ai, double aj, double lnk, double kappa, double h) noexcept nogil:
-    """WD = α_i² + α_j² − α_z² + 2 α_i α_j κ with the closed-form α_z (Alg. 1 lines 9–10)."""
-    cdef double az = ai * exp(lnk * (1.0 - h) * (1.0 - h)) + aj * exp(lnk * h * h)
-    return ai * ai + aj * aj - az * az + 2.0 * ai * aj * kappa
+EPS_STANDARD, EPS_PRECISE = KB_GSS_EPS_STANDARD, KB_GSS_EPS_PRECISE
 
 
 def build_tables(Py_ssize_t grid_size, double eps=1e-10):
@@ -389,20 +257,6 @@ cdef class BSGDCore:
                 self.ap[j] *= self.scale
             self.scale = 1.0
 
-    cdef Py_ssize_t _argmin_abs(self) noexcept nogil:
-        """The SV of minimal |α|; ties (equal to relative 1e-12, e.g. the SVs Pegasos added at
-        different steps, whose |α| = 1/(λt) agree up to rounding) go to the lowest slot."""
-        cdef Py_ssize_t j
-        cdef double v = fabs(self.ap[0])
-        for j in range(1, self.n_sv):
-            if fabs(self.ap[j]) < v:
-                v = fabs(self.ap[j])
-        v *= 1.0 + 1e-12
-        for j in range(self.n_sv):
-            if fabs(self.ap[j]) <= v:
-                return j
-        return 0
-
     cdef void _remove(self, Py_ssize_t i) noexcept nogil:
         """Drop SV i: the last SV moves into its slot (with its row and column of D)."""
         cdef Py_ssize_t k, last = self.n_sv - 1, d = self.n_dims, cap = self.capacity
@@ -421,35 +275,8 @@ cdef class BSGDCore:
                             double* wd_out) noexcept nogil:
         """Section A: the best partner among the nc candidates (strict <: first on ties), its h
         and its WD (in stored units a)."""
-        cdef Py_ssize_t c, best = -1
-        cdef double h, wd, aj, best_wd = INFINITY, best_h = 0.0, eps
-        if method == MERGE_LOOKUP_WD:
-            for c in range(nc):
-                aj = self.ap[self.cidx[c]]
-                wd = (ai + aj) * (ai + aj) * _lookup_wd(self.Wp, self.grid_size, self.cm[c], self.ck[c])
-                self.cwd[c] = wd
-                if wd < best_wd:
-                    best_wd = wd
-                    best = c
-            best_h = _lookup_h(self.Hp, self.grid_size, self.cm[best], self.ck[best])
-            # the merge actually performed has this WD (exact for the h used)
-            best_wd = _merge_wd(ai, self.ap[self.cidx[best]], self.clnk[best], self.ck[best], best_h)
-        else:
-            eps = GSS_EPS_PRECISE if method == MERGE_GSS_PRECISE else GSS_EPS_STANDARD
-            for c in range(nc):
-                if method == MERGE_LOOKUP_H:
-                    h = _lookup_h(self.Hp, self.grid_size, self.cm[c], self.ck[c])
-                else:
-                    h = _gss_h(self.cm[c], self.clnk[c], eps)
-                wd = _merge_wd(ai, self.ap[self.cidx[c]], self.clnk[c], self.ck[c], h)
-                self.cwd[c] = wd
-                if wd < best_wd:
-                    best_wd = wd
-                    best_h = h
-                    best = c
-        h_out[0] = best_h
-        wd_out[0] = best_wd
-        return best
+        return _select_partner(method, nc, ai, self.ap, self.cidx, self.cm, self.clnk, self.ck,
+                               self.cwd, self.Hp, self.Wp, self.grid_size, h_out, wd_out)
 
     cdef void _diagnose(self, Py_ssize_t nc, double ai) noexcept nogil:
         """GSS-standard and Lookup-WD on the same state (Table 3). A decision is equal when both
@@ -460,7 +287,7 @@ cdef class BSGDCore:
         cdef Py_ssize_t c, cg, cl
         wd_p = INFINITY
         for c in range(nc):
-            h = _gss_h(self.cm[c], self.clnk[c], GSS_EPS_PRECISE)
+            h = _gss_h(self.cm[c], self.clnk[c], KB_GSS_EPS_PRECISE)
             wd = _merge_wd(ai, self.ap[self.cidx[c]], self.clnk[c], self.ck[c], h)
             self.cwdp[c] = wd
             if wd < wd_p:
@@ -478,7 +305,7 @@ cdef class BSGDCore:
         """Budget maintenance (Alg. 1) on B + 1 SVs; times section A (h or WD) and B (the rest)."""
         cdef double t0 = _now(), ta0, ta1, tb1
         cdef Py_ssize_t n = self.n_sv, d = self.n_dims, cap = self.capacity
-        cdef Py_ssize_t i = self._argmin_abs(), j, k, c, nc = 0, best
+        cdef Py_ssize_t i = _argmin_abs(self.ap, self.n_sv), j, k, c, nc = 0, best
         cdef double ai = self.ap[i], aj, h, wd, lnk, kappa, dij, az, nz, zk
         cdef double sc2 = self.scale * self.scale
         if self.method != MERGE_REMOVAL:
@@ -511,7 +338,7 @@ cdef class BSGDCore:
         j = self.cidx[best]                                    # section B: build z (Alg. 1 l. 14–16)
         aj = self.ap[j]
         lnk = self.clnk[best]
-        az = ai * exp(lnk * (1.0 - h) * (1.0 - h)) + aj * exp(lnk * h * h)
+        az = _merged_coef(ai, aj, lnk, h)
         self.last_wd = wd * sc2
         self.wd_sum += self.last_wd
         dij = self.Dp[i * cap + j]
