@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelbench.errors import DataError
+from kernelbench.errors import DataError, SolverError
 
 
 def draw_labeled(y, n_labeled: int, seed: int, rows=None) -> np.ndarray:
@@ -92,3 +92,42 @@ def training_view(X, y, labeled_rows, *, semi_supervised: bool, rows=None):
         return X[rows], mask_unlabeled(y, labeled_rows, rows), rows
     keep = rows[np.isin(rows, labeled_rows)]
     return X[keep], np.asarray(y)[keep], keep
+
+
+def encode_semi_supervised(estimator, X, y, *, fitting, classes=None):
+    """(Y, labeled rows, unlabeled rows) of a semi-supervised target y (the contract above: NaN —
+    or None in an object array — marks an unlabeled row). The labeled rows are encoded to ±1 by the
+    estimator's BinaryClassifierMixin; unlabeled rows get 0. Shared by every S3VM solver."""
+    y = np.asarray(y)
+    if y.dtype.kind not in "OUS":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise SolverError("semi-supervised targets must be numbers, NaN marking the unlabeled rows") from None
+    y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise SolverError(f"X has {X.shape[0]} rows but y has shape {y.shape}: y must be a vector of "
+                          "one label per row (NaN = unlabeled)")
+    if y.dtype.kind == "f" and np.isinf(y).any():
+        raise SolverError("y contains inf; use NaN for unlabeled rows")
+    known = ~unlabeled_mask(y)
+    if not known.any():
+        raise SolverError("no labeled rows: y is NaN everywhere; a semi-supervised solver needs "
+                          "labeled rows of both classes (NaN marks the unlabeled ones)")
+    if fitting and classes is None and np.unique(y[known]).size != 2:
+        found = np.unique(y[known])
+        got = "only one class" if found.size == 1 else f"{found.size} classes"
+        raise SolverError(f"the labeled rows must hold exactly 2 classes, got {got} "
+                          f"({found[:10].tolist()}); NaN marks an unlabeled row — label a few rows of each class")
+    Y = np.zeros(y.shape[0])
+    Y[known] = estimator._encode_targets(y[known], fitting=fitting, classes=classes).ravel()
+    return Y, np.flatnonzero(known), np.flatnonzero(~known)
+
+
+def unlabeled_mask(y):
+    """True for the rows whose label is NaN (or None in an object array)."""
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in y], dtype=bool)
+    return np.zeros(y.shape[0], dtype=bool)

@@ -49,7 +49,8 @@ from kernelbench.registry import param_field as doc
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, IterativeEstimator,
                                       as_dense)
-from kernelbench.solvers.bgs3vm import encode_semi_supervised, rkhs_norm_sq
+from kernelbench.semisupervised import encode_semi_supervised
+from kernelbench.solvers.bgs3vm import rkhs_norm_sq
 from kernelbench.solvers.kernels import resolve_gamma
 
 C_UNLABELED_START = 1e-5        # Joachims 1999, Fig. 2: C*_− starts at 10⁻⁵

@@ -31,6 +31,7 @@ from sklearn.utils.validation import validate_data
 from kernelbench.errors import SolverError
 from kernelbench.registry import param_field as doc
 from kernelbench.registry import register_algorithm
+from kernelbench.semisupervised import encode_semi_supervised
 from kernelbench.solvers import _bgs3vm
 from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
 from kernelbench.solvers.kernels import resolve_gamma
@@ -63,29 +64,6 @@ register_algorithm(
     description="Budgeted SGD semi-supervised SVM, two merged SV budgets B_l, B_u (Le et al. 2016)",
     smoke_params={"budget_labeled": 20, "budget_unlabeled": 20},
 )(BGS3VMParams)
-
-
-def encode_semi_supervised(estimator, X, y, *, fitting):
-    """(Y, labeled rows, unlabeled rows) of a semi-supervised target y: NaN = unlabeled; the
-    labeled rows are encoded to ±1 by the estimator (BinaryClassifierMixin), unlabeled get 0."""
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise SolverError(f"y must be a vector of {X.shape[0]} labels (NaN = unlabeled), got shape {y.shape}")
-    try:
-        y = y.astype(np.float64)
-    except (TypeError, ValueError):
-        raise SolverError("semi-supervised targets must be numbers, NaN marking the unlabeled rows") from None
-    if np.isinf(y).any():
-        raise SolverError("y contains inf; use NaN for unlabeled rows")
-    known = ~np.isnan(y)
-    if fitting:
-        classes = np.unique(y[known])
-        if classes.size != 2:
-            raise SolverError(f"the labeled rows must hold exactly 2 classes, got {classes.size} "
-                              f"({classes[:10].tolist()}); NaN marks an unlabeled row — label a few rows of each class")
-    Y = np.zeros(y.shape[0])
-    Y[known] = estimator._encode_targets(y[known], fitting=fitting).ravel()
-    return Y, np.flatnonzero(known), np.flatnonzero(~known)
 
 
 def rkhs_norm_sq(S, alpha, gamma, block=2048) -> float:

@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 from kernelbench.errors import SolverError
 from kernelbench.registry import param_field as doc
 from kernelbench.registry import register_algorithm
+from kernelbench.semisupervised import encode_semi_supervised, unlabeled_mask
 from kernelbench.solvers import _tsgs3vm
 from kernelbench.solvers._losses import (LOSSES, UNLABELED_LOSSES, loss_derivatives, loss_values,
                                          unlabeled_loss_derivatives, unlabeled_loss_values)
@@ -138,22 +139,10 @@ class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
     _training_only = ("_labeled", "_unlabeled", "_lab_order", "_lab_position")
 
     def _set_training(self, X, y, *, fitting, classes=None):
-        y = np.asarray(y, dtype=np.float64).ravel() if not _is_object(y) else np.asarray(y)
-        if y.shape[0] != X.shape[0]:
-            raise SolverError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
-        known = ~_nan_mask(y)
-        if not known.any():
-            raise SolverError("no labeled rows: y is NaN everywhere; a semi-supervised solver needs "
-                              "labeled rows of both classes (NaN marks the unlabeled ones)")
-        if fitting and classes is None and np.unique(y[known]).size < 2:
-            raise SolverError("the labeled rows hold only one class; draw labeled rows of both classes "
-                              "(NaN marks the unlabeled rows)")
-        Y = np.zeros(y.shape[0])
-        Y[known] = self._encode_targets(y[known], fitting=fitting, classes=classes).ravel()
+        Y, labeled, unlabeled = encode_semi_supervised(self, X, y, fitting=fitting, classes=classes)
         self._train_X = X
         self._train_Y = Y
-        self._labeled = np.flatnonzero(known)
-        self._unlabeled = np.flatnonzero(~known)
+        self._labeled, self._unlabeled = labeled, unlabeled
         self._lab_order = self._rng.permutation(self._labeled)
         self._lab_position = 0
         self._order = self._rng.permutation(self._unlabeled)
@@ -257,8 +246,9 @@ class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
     # ---- what the runner records ----
     def objective(self, X, y):
         """R(f) = ½‖f‖² + C · mean hinge on the labeled rows + C* · mean u on the unlabeled (NaN) rows."""
-        y = np.asarray(y, dtype=np.float64).ravel() if not _is_object(y) else np.asarray(y)
-        unknown = _nan_mask(y)
+        y = np.asarray(y)
+        y = y.astype(np.float64).ravel() if y.dtype.kind not in "OUS" else y
+        unknown = unlabeled_mask(y)
         F = self.decision_function(X)
         value = 0.5 * self.coef_norm_sq()
         if (~unknown).any():
@@ -277,18 +267,6 @@ class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
             raise DivergenceError(
                 f"{type(self).__name__} diverged at iteration {self.n_iter_}: f became NaN/inf or "
                 f"exploded. Use a smaller step (a larger eta than {self.eta:g}) or a smaller C.")
-
-
-def _is_object(y):
-    return np.asarray(y).dtype.kind in "OUS"
-
-
-def _nan_mask(y):
-    if y.dtype.kind == "f":
-        return np.isnan(y)
-    if y.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and v != v) for v in y], dtype=bool)
-    return np.zeros(y.shape[0], dtype=bool)
 
 
 # ---- TSGS3VM ------------------------------------------------------------------------------------
