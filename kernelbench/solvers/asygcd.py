@@ -1,0 +1,378 @@
+"""AsyGCD: asynchronous parallel greedy coordinate descent on the kernel SVM dual
+(You, Lian, Liu, Yu, Dhillon, Demmel, Hsieh, NIPS 2016) — the AsyGCD baseline of Gu et al. (AAAI 2018,
+Table 2 and Fig. 1).
+
+    min_α ½ αᵀQα − eᵀα,  0 ≤ α_i ≤ C,  Q_ij = y_i y_j exp(−γ‖x_i − x_j‖²)      (no bias term)
+
+The coordinates are split into one block per thread (by k-means, as the authors' code does, so the
+blocks interact weakly; or at random). Each thread greedily picks the coordinate of its block with
+the largest clipped Newton step, updates it exactly, and adds δ·Q[i, :] to the shared gradient
+without locks. The compiled loop, its races and the kernel-row cache are described in _asygcd.pyx.
+
+Runner protocol: one iteration = one coordinate update per thread, so a pass (steps_per_pass) is
+n coordinate updates in all; samples_seen counts coordinate updates. The run ends (converged_)
+when the largest KKT violation (projected gradient) is at most `tol`, checked on a gradient
+recomputed exactly from α (so a gradient that drifted under races cannot fake convergence).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.metaestimators import available_if
+from threadpoolctl import threadpool_limits
+
+from kernelbench.errors import SolverError
+from kernelbench.registry import param_field as doc
+from kernelbench.registry import register_algorithm
+from kernelbench.solvers import _asygcd
+from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError,
+                                      IterativeEstimator, resolve_threads)
+from kernelbench.solvers.kernels import resolve_gamma
+
+MB = 2**20
+SPARSE_DENSITY = 0.3          # storage="auto": CSR when fewer than 30% of the entries are nonzero
+PREDICT_CHUNK_BYTES = 16 * MB  # the (rows × support vectors) dot-product block of one predict chunk
+
+
+@dataclass
+class AsyGCDParams:
+    """Parameters of AsyGCD as configs name them (DESIGN.md §3)."""
+    C: float = doc("box constraint 0 ≤ α_i ≤ C of the SVM dual (LIBSVM's C)", 1.0)
+    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
+    kernel: Literal["rbf"] = doc("kernel (RBF: Q_ii = 1, so a coordinate step is exact)", "rbf")
+    tol: float = doc("stop when every KKT violation |projected gradient| ≤ tol (LIBSVM's ε)", 1e-3)
+    cache_mb: float = doc("kernel-row cache (float32 rows of Q) in MB, split evenly between threads; "
+                          "at least one row per thread is always kept", 1000.0)
+    threads: int = doc("OpenMP threads, one block of coordinates each (0 = all cores)", 1)
+    partition: Literal["kmeans", "random"] = doc(
+        "how coordinates are split between threads: k-means clusters (the authors' code; blocks "
+        "interact weakly) or a random balanced split; irrelevant with 1 thread", "kmeans")
+    gradient_update: Literal["per_thread", "atomic", "racy"] = doc(
+        "how threads add δ·Q[i,:] to the gradient without locks: per_thread = each thread adds to "
+        "its own part, g = −e + Σ parts (no atomics, no lost update; a scan reads all parts); "
+        "atomic = lock-free atomic adds to one vector (the authors' code; no update lost, ~3x the "
+        "CPU per update of per_thread on ijcnn1); racy = plain adds to one vector (a "
+        "concurrent add can be lost; the gradient is recomputed before convergence is "
+        "declared). 1 thread: plain adds",
+        "per_thread")
+    storage: Literal["auto", "dense", "sparse"] = doc(
+        "training data layout for kernel rows: dense feature-major, CSR, or auto (CSR below 30% "
+        "nonzeros)", "auto")
+    max_samples: int = doc("training sets larger than this are skipped (a pass costs O(n²·d): one "
+                           "n-long kernel row per update)", 1_000_000)
+    max_memory_mb: float = doc("memory budget (cache + data copy + O(n) vectors) in MB; beyond it "
+                               "the run is skipped", 8192.0)
+
+    def __post_init__(self):
+        """Range checks the config layer reports as errors of algorithm.params (before any work)."""
+        if not self.tol >= 0:
+            raise ValueError(f"tol must be >= 0, got {self.tol!r}")
+        if not self.cache_mb > 0:
+            raise ValueError(f"cache_mb must be > 0, got {self.cache_mb!r}")
+        if not self.max_samples >= 1:
+            raise ValueError(f"max_samples must be >= 1, got {self.max_samples!r}")
+        if not self.max_memory_mb > 0:
+            raise ValueError(f"max_memory_mb must be > 0, got {self.max_memory_mb!r}")
+
+
+def _make(params: AsyGCDParams, *, seed: int, task: str):
+    return AsyGCDClassifier(**asdict(params), random_state=seed)
+
+
+register_algorithm(
+    "asygcd", factory=_make, tasks=("binary",),
+    description="AsyGCD: asynchronous greedy coordinate descent on the kernel SVM dual, no bias "
+                "(You et al. NIPS 2016; baseline of Gu et al. AAAI 2018)",
+    smoke_params={"cache_mb": 20.0},
+)(AsyGCDParams)
+
+
+class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
+    """Kernel SVM (hinge loss, RBF kernel, no bias) trained by AsyGCD. Labels may be any two values.
+
+    After fit: `support_` (training indices with α > 0), `support_vectors_`, `dual_coef_`
+    (α_i y_i of the support vectors), `alpha_` (all α, training order); predictions use the
+    support vectors only."""
+    batch_size = 1     # the base class's checks; a "batch" here is one coordinate per thread
+    determinism = ("threads=1: identical results for the same data (the method has no randomness); "
+                   "threads>1: asynchronous, results differ from run to run")
+    _training_only = ("_X_int", "_y_int", "_perm")
+
+    def __init__(self, *, C=1.0, gamma="median", kernel="rbf", tol=1e-3, cache_mb=1000.0, threads=1,
+                 partition="kmeans", gradient_update="per_thread", storage="auto",
+                 max_samples=1_000_000, max_memory_mb=8192.0, passes=1.0, random_state=None):
+        self.C = C
+        self.gamma = gamma
+        self.kernel = kernel
+        self.tol = tol
+        self.cache_mb = cache_mb
+        self.threads = threads
+        self.partition = partition
+        self.gradient_update = gradient_update
+        self.storage = storage
+        self.max_samples = max_samples
+        self.max_memory_mb = max_memory_mb
+        self.passes = passes
+        self.random_state = random_state
+
+    def _feature_dtype(self):
+        return np.float64
+
+    # ---- set-up ------------------------------------------------------------------------------
+    def _check_params(self):
+        choices = {"kernel": ("rbf",), "partition": ("kmeans", "random"),
+                   "gradient_update": ("per_thread", "atomic", "racy"),
+                   "storage": ("auto", "dense", "sparse")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise SolverError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        for name in ("tol", "cache_mb", "max_memory_mb", "max_samples", "passes"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
+                    and value >= 0 and (value > 0 or name == "tol")):
+                raise SolverError(f"{name} must be a {'non-negative' if name == 'tol' else 'positive'} "
+                                  f"number, got {value!r}")
+
+    def _init_model(self, X):
+        self._check_params()
+        n, d = X.shape
+        if n > self.max_samples:
+            raise BudgetExceededError(
+                f"AsyGCD: {n:,} training samples exceed max_samples={self.max_samples:,}: every "
+                f"coordinate update computes an {n:,}-long kernel row, so one pass costs O(n²·d). "
+                "Subsample the data (dataset.subsample) or raise max_samples.")
+        try:
+            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=0)
+        except ValueError as e:
+            raise SolverError(str(e)) from None
+        threads = min(resolve_threads(self.threads), n)
+        sparse = self._use_sparse(X)
+        perm, blocks = self._partition(X, threads)
+        Xs = X if sp.issparse(X) else None
+        if sparse:
+            X_int = sp.csr_matrix(X, dtype=np.float64)[perm]
+            X_int.sum_duplicates()
+            X_int.sort_indices()
+            data_bytes = X_int.data.nbytes * 2 + X_int.indptr.size * 8
+        else:
+            X_int = (Xs.toarray() if Xs is not None else np.asarray(X, dtype=np.float64))[perm]
+            X_int = np.ascontiguousarray(X_int, dtype=np.float64)
+            data_bytes = 2 * X_int.nbytes             # our copy + its feature-major copy in the core
+        row_bytes = 4 * n
+        per_thread = int(self.cache_mb * MB / threads // row_bytes)
+        largest_block = int(np.max(np.diff(blocks)))
+        slots = max(1, min(per_thread, largest_block))
+        need = slots * threads * row_bytes + data_bytes + 8 * n * 8
+        if need > self.max_memory_mb * MB:
+            raise BudgetExceededError(
+                f"AsyGCD needs about {need / MB:,.0f} MB (kernel-row cache {slots * threads} rows × "
+                f"{row_bytes / MB:.2f} MB + data {data_bytes / MB:,.0f} MB + vectors), over "
+                f"max_memory_mb={self.max_memory_mb:g}. Lower cache_mb, subsample the data, or "
+                "raise max_memory_mb.")
+        y_int = self._train_Y.ravel()[perm]
+        self._X_int, self._y_int, self._perm = X_int, y_int, perm
+        core_data = (dict(csr=(X_int.indptr, X_int.indices, X_int.data, d)) if sparse
+                     else dict(X=X_int))
+        self.core_ = _asygcd.AsyGCDCore(
+            **core_data, y=y_int, gamma=self.gamma_, C=float(self.C), tol=float(self.tol),
+            blocks=blocks, slots_per_thread=slots,
+            atomic=self.gradient_update == "atomic",
+            per_thread=self.gradient_update == "per_thread")
+        self.threads_ = threads
+        self.storage_ = "sparse" if sparse else "dense"
+        self.converged_ = False
+        self.gradient_drift_ = float("nan")
+        self.gradient_refreshes_ = 0
+        self.cpu_seconds_ = 0.0
+        self._model_at = None
+        self._sync_model()
+
+    def _use_sparse(self, X):
+        if self.storage != "auto":
+            return self.storage == "sparse"
+        nnz = X.nnz if sp.issparse(X) else np.count_nonzero(X)
+        return nnz < SPARSE_DENSITY * X.shape[0] * X.shape[1]
+
+    def _partition(self, X, threads):
+        """Internal order (a permutation of the rows) and block boundaries: thread t owns
+        internal coordinates blocks[t] .. blocks[t+1]-1. One thread: the data order as given."""
+        n = X.shape[0]
+        if threads == 1:
+            return np.arange(n), np.array([0, n], dtype=np.int64)
+        seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
+        if self.partition == "kmeans":
+            from sklearn.cluster import KMeans
+
+            # The authors' code: 10 Lloyd iterations, one cluster per thread (their §4: blocks
+            # that interact weakly make the asynchronous updates less conflicting).
+            labels = KMeans(n_clusters=threads, n_init=1, max_iter=10,
+                            random_state=seed).fit_predict(X)
+            perm = np.argsort(labels, kind="stable")
+            counts = np.bincount(labels, minlength=threads)
+        else:
+            perm = np.random.default_rng(seed).permutation(n)
+            counts = np.full(threads, n // threads)
+            counts[: n % threads] += 1
+        return perm, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    # ---- the stepping protocol ---------------------------------------------------------------
+    @property
+    def steps_per_pass(self) -> int:
+        """One iteration = one coordinate update per thread: a pass is n updates in all."""
+        return math.ceil(self._train_X.shape[0] / self.threads_)
+
+    def run(self, n_steps: int) -> int:
+        """Up to n_steps updates per thread (all threads concurrently); then, if the maintained
+        gradient says KKT holds to tol, recompute it exactly from α and re-check."""
+        if n_steps < 1 or self.converged_:
+            return 0
+        cpu_started = time.process_time()
+        core, left = self.core_, int(n_steps)
+        while left > 0:
+            with threadpool_limits(limits=1, user_api="blas"):
+                updates = core.run(left)
+            self.samples_seen_ += updates
+            left -= max(1, updates // self.threads_)
+            if _max_violation(core.alpha, core.gradient(), self.C) > self.tol:
+                continue           # some thread still had work: it did all its steps
+            self._refresh_gradient()
+            if _max_violation(core.alpha, core.gradient(), self.C) <= self.tol:
+                self.converged_ = True
+                break
+        self.n_iter_ += n_steps
+        self.cpu_seconds_ += time.process_time() - cpu_started
+        return n_steps
+
+    def finish(self):
+        if hasattr(self, "core_"):
+            self._sync_model()
+            self.alpha_ = self._training_order(self.core_.alpha)
+            self.grad_ = self._training_order(self.core_.gradient())   # g = Qα − e
+            self.cache_hits_ = self.core_.cache_hits
+            self.cache_misses_ = self.core_.cache_misses
+            del self.core_
+        return super().finish()
+
+    def fit(self, X, y):
+        self.begin(X, y)
+        self.run(math.ceil(self.passes * self.steps_per_pass))
+        return self.finish()
+
+    @available_if(lambda self: False)
+    def partial_fit(self, X, y, classes=None):
+        """Not available: the dual variables belong to one fixed training set."""
+
+    # ---- the model: support vectors only ----------------------------------------------------
+    def _sync_model(self):
+        """Support vectors and coefficients from the current α (called before predicting, so
+        outside the runner's timer)."""
+        if getattr(self, "_model_at", None) == self.core_.updates:
+            return
+        alpha, y_int = self.core_.alpha, self._y_int
+        sv = np.flatnonzero(alpha > 0)
+        self.support_ = self._perm[sv]
+        self.support_vectors_ = self._X_int[sv]
+        self.dual_coef_ = alpha[sv] * y_int[sv]
+        self._model_at = self.core_.updates
+        sv_X = self.support_vectors_
+        self._sv_sq = (np.asarray(sv_X.multiply(sv_X).sum(axis=1)).ravel() if sp.issparse(sv_X)
+                       else np.einsum("ij,ij->i", sv_X, sv_X))
+
+    def _training_order(self, v):
+        out = np.empty_like(v)
+        out[self._perm] = v
+        return out
+
+    def _decision(self, X):
+        """f(x) = Σ_{α_s > 0} α_s y_s k(x_s, x), chunked: dot products by BLAS (or sparse
+        products), exp and sum compiled."""
+        if hasattr(self, "core_"):
+            self._sync_model()
+        S, coef, sq_s = self.support_vectors_, self.dual_coef_, self._sv_sq
+        m = X.shape[0]
+        out = np.zeros(m)
+        if len(coef) == 0 or m == 0:
+            return out.reshape(-1, 1)
+        threads = getattr(self, "threads_", None) or resolve_threads(self.threads)
+        if sp.issparse(X) and not sp.issparse(S) and X.shape[1] <= 1000:
+            X = X.toarray()
+        X = X.astype(np.float64, copy=False)          # float32 input: the model is float64
+        sq_x = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+                else np.einsum("ij,ij->i", X, X))
+        chunk = max(1, PREDICT_CHUNK_BYTES // (8 * len(coef)))
+        with threadpool_limits(limits=threads, user_api="blas"):
+            for r0 in range(0, m, chunk):
+                dots = X[r0:r0 + chunk] @ S.T
+                dots = np.ascontiguousarray(dots.toarray() if sp.issparse(dots) else dots,
+                                            dtype=np.float64)
+                _asygcd.rbf_expand(dots, np.ascontiguousarray(sq_x[r0:r0 + chunk]), sq_s,
+                                   self.gamma_, coef, out[r0:r0 + chunk], threads)
+        return out.reshape(-1, 1)
+
+    def _refresh_gradient(self):
+        """g = Qα − e recomputed from α: g_j = y_j f(x_j) − 1 (the predictor on the training
+        rows). Records the largest drift of the maintained gradient."""
+        self._sync_model()
+        exact = self._y_int * self._decision(self._X_int).ravel() - 1.0
+        g = self.core_.gradient()
+        self.gradient_drift_ = float(np.max(np.abs(g - exact))) if len(g) else 0.0
+        self.core_.set_gradient(exact)
+        self.gradient_refreshes_ += 1
+
+    # ---- what the runner records ------------------------------------------------------------
+    @property
+    def n_support_vectors_(self) -> int:
+        if hasattr(self, "core_"):
+            return int(np.count_nonzero(self.core_.alpha > 0))
+        return int(len(self.dual_coef_)) if hasattr(self, "dual_coef_") else 0
+
+    def _state(self):
+        if hasattr(self, "core_"):
+            return self.core_.alpha, self.core_.gradient()
+        return self.alpha_, self.grad_
+
+    def dual_objective(self) -> float:
+        """D(α) = ½ αᵀQα − eᵀα = ½ αᵀ(g − e) on the training set (g = Qα − e as maintained)."""
+        alpha, g = self._state()
+        return float(0.5 * np.dot(alpha, g - 1.0))
+
+    def objective(self, X, y):
+        """The primal hinge objective in DSG's normalisation (so the column compares with DSG's
+        hinge runs): mean hinge loss on (X, y) + λ/2 ‖f‖², λ = 1/(n C), ‖f‖² = αᵀQα = αᵀ(g + e).
+        At the optimum (on the whole training set) it equals −D(α*)/(n C)."""
+        Y = self._encode_targets(np.asarray(y), fitting=False).ravel()
+        f = self._raw_decision(X).ravel()
+        alpha, g = self._state()
+        norm_sq = float(np.dot(alpha, g + 1.0))
+        n = len(alpha)
+        return float(np.mean(np.maximum(0.0, 1.0 - Y * f)) + norm_sq / (2.0 * n * self.C))
+
+    def counters(self) -> dict:
+        alpha, g = self._state()
+        hits = self.core_.cache_hits if hasattr(self, "core_") else self.cache_hits_
+        misses = self.core_.cache_misses if hasattr(self, "core_") else self.cache_misses_
+        return {
+            "n_support_vectors": self.n_support_vectors_,
+            "n_bounded_support_vectors": int(np.count_nonzero(alpha >= self.C)),
+            "cache_hit_rate": hits / (hits + misses) if hits + misses else 0.0,
+            "kernel_rows_computed": misses,
+            "coordinate_updates": int(self.samples_seen_),
+            "dual_objective": self.dual_objective(),
+            "max_violation": _max_violation(alpha, g, self.C),
+            # largest |maintained − exact| gradient entry at the last exact recomputation
+            "gradient_drift": None if math.isnan(self.gradient_drift_) else self.gradient_drift_,
+            # CPU time of all threads inside run(): next to the wall-clock train_seconds it shows
+            # how much of a core the run got on a shared machine (threads=1: ≈ train_seconds idle)
+            "cpu_seconds": self.cpu_seconds_,
+        }
+
+
+def _max_violation(alpha, g, C) -> float:
+    """max_i |projected gradient_i|: the KKT violation of the box-constrained dual."""
+    pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
+    return float(np.max(np.abs(pg))) if len(pg) else 0.0
