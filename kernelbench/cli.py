@@ -37,6 +37,28 @@ def _execution(jobs, scheduler):
     return Execution(jobs=jobs, scheduler=scheduler)
 
 
+def _dataset_files_first(config: Path) -> None:
+    """A registry dataset the config needs but nobody has (no cache or mirror copy, no network)
+    fails here, in well under a second — before the algorithm modules (scikit-learn, the compiled
+    cores) are imported to validate the rest of the config. Anything unusual is left to load_config."""
+    import yaml
+
+    from kernelbench.data.fetch import fetch_file, resolve_local
+    from kernelbench.data.registry import get_spec
+
+    try:
+        raw = yaml.safe_load(Path(config).read_text())
+        name = raw["dataset"]["name"]
+        spec = get_spec(name)
+    except Exception:       # unreadable, invalid or unknown: load_config says what is wrong
+        return
+    test = raw["dataset"].get("test", "official") if isinstance(raw["dataset"], dict) else "official"
+    roles = ("train", "test") if test == "official" else ("train",)
+    for role in roles:
+        if role in spec.files and resolve_local(spec.files[role]) is None:
+            fetch_file(spec, spec.files[role])     # downloads, or raises the datasets message
+
+
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
@@ -50,6 +72,7 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
+    _dataset_files_first(config)
     from kernelbench.config import load_config
     from kernelbench.runner import run_experiment
 
@@ -74,6 +97,7 @@ def grid(
 ):
     """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
     cell refitted and evaluated on the test part."""
+    _dataset_files_first(config or DEFAULT_CONFIG)
     from kernelbench.config import load_config
     from kernelbench.runner import grid_search
 

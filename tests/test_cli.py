@@ -402,6 +402,9 @@ BAD_INPUTS = [
      ["run", "{tmp}/c.yaml"], ["three.svm", "multiclass", "bsgd", "binary"]),
     ("registry-data-not-local", {"c.yaml": "dataset: {name: susy}\nalgorithm: dsg\n"},
      ["run", "{tmp}/c.yaml"], ["susy", "KERNELBENCH_OFFLINE", "KERNELBENCH_MIRROR", "<cache>"]),
+    # the dataset is checked before the algorithm modules are imported (a missing set fails fast)
+    ("missing-data-checked-first", {"c.yaml": "dataset: {name: susy}\nalgorithm: {name: dsg, params: {nosuch: 1}}\n"},
+     ["run", "{tmp}/c.yaml"], ["susy", "KERNELBENCH_MIRROR"]),
     ("seed-negative", {}, ["run", str(QUICKSTART), "--seed", "-1"], ["seed", "-1"]),
     ("threads-negative", {}, ["run", str(QUICKSTART), "--threads", "-1"], ["threads", "-1"]),
     ("out-is-a-file", {"afile": "x"}, ["run", str(QUICKSTART), "--out", "{tmp}/afile"], ["afile"]),
