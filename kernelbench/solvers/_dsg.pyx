@@ -31,9 +31,8 @@ from cython cimport floating
 from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite, fabs, exp, sqrt
 from libc.stdint cimport uint64_t
-from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from kernelbench.solvers._random_features cimport generate_features, splitmix64, KERNEL_RBF, KERNEL_LAPLACIAN
+from kernelbench.solvers._random_features cimport feature_phases, generate_features, splitmix64, KERNEL_RBF, KERNEL_LAPLACIAN
 from kernelbench.solvers._losses cimport loss_derivative
 
 
@@ -57,23 +56,6 @@ cdef Py_ssize_t FEATURE_CHUNK = 1024   # features per GEMM/cos chunk: the Z buff
 cdef Py_ssize_t ROW_CHUNK = 256        # rows per chunk when predicting many points
 
 
-cdef void _phases(const floating* X, Py_ssize_t nrows, Py_ssize_t d, const floating* W,
-                  Py_ssize_t mc, floating* Z) noexcept nogil:
-    """Z (nrows × mc, row-major) = X (nrows × d) · W(mc × d)ᵀ, by BLAS in column-major terms:
-    Zᵀ (mc × nrows) = Wᵀᵀ · Xᵀ, i.e. gemm('T', 'N') on the row-major buffers as they are."""
-    cdef int m_ = <int>mc, n_ = <int>nrows, k_ = <int>d, lda = <int>d, ldb = <int>d, ldc = <int>mc
-    cdef char transa = b'T'
-    cdef char transb = b'N'
-    cdef float one_s = 1.0, zero_s = 0.0
-    cdef double one_d = 1.0, zero_d = 0.0
-    if floating is float:
-        sgemm(&transa, &transb, &m_, &n_, &k_, &one_s, <float*>W, &lda, <float*>X, &ldb,
-              &zero_s, <float*>Z, &ldc)
-    else:
-        dgemm(&transa, &transb, &m_, &n_, &k_, &one_d, <double*>W, &lda, <double*>X, &ldb,
-              &zero_d, <double*>Z, &ldc)
-
-
 cdef void _regenerate(uint64_t seed, Py_ssize_t block_size, Py_ssize_t first_feature,
                       Py_ssize_t count, Py_ssize_t d, int kernel, double gamma,
                       floating* W, floating* b, int threads) noexcept nogil:
@@ -92,7 +74,7 @@ cdef void _rows_times_features(const floating* X, Py_ssize_t r0, Py_ssize_t nr, 
     """F[r0:r0+nr] += scale · cos(X[r0:r0+nr] W[c0:c0+mc]ᵀ + b) R[:, c0:c0+mc]ᵀ, one thread."""
     cdef Py_ssize_t i, k
     cdef floating* z
-    _phases(X + r0 * d, nr, d, W, mc, Zt)
+    feature_phases(X + r0 * d, nr, d, W, mc, Zt)
     for i in range(nr):
         z = Zt + i * mc
         if floating is float:
@@ -485,7 +467,7 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
                 Wblk = &Wbuf[0, 0]
                 bblk = &bbuf[0]
                 generate_features(core.seed, <uint64_t>kb, 0, Fb, d, core.kernel, core.gamma, Wblk, bblk)
-            _phases(&Xb[0, 0], nb, d, Wblk, Fb, &Z[0])
+            feature_phases(&Xb[0, 0], nb, d, Wblk, Fb, &Z[0])
             for i in range(nb):
                 if floating is float:
                     kb_cos_shift_f32(&Z[0] + i * Fb, bblk, Fb)

@@ -12,8 +12,10 @@
 #     w_jk  (laplace) = γ · tan(π (u(2k) - 1/2))                          ω ~ Cauchy(0, γ) for exp(-γ‖x-x'‖₁)
 #     b_j             = 2π u(2d)
 # and φ_j(x) = sqrt(2) cos(w_j·x + b_j) has E[φ_j(x) φ_j(x')] = k(x, x') (Bochner; Dai et al. Thm. 2).
+from cython cimport floating
 from libc.stdint cimport uint64_t
 from libc.math cimport sqrt, log, cos, tan, M_PI
+from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 cdef enum:
     KERNEL_RBF = 0
@@ -54,3 +56,21 @@ cdef inline void generate_features(uint64_t seed, uint64_t block, Py_ssize_t fir
         for k in range(d):
             W[j * d + k] = <real_t>omega_entry(key, base, k, kernel, gamma)
         b[j] = <real_t>(2.0 * M_PI * uniform01(key, base + 2 * d))
+
+
+cdef inline void feature_phases(const floating* X, Py_ssize_t nrows, Py_ssize_t d,
+                                const floating* W, Py_ssize_t mc, floating* Z) noexcept nogil:
+    """The phases ω_j·x of a feature chunk: Z (nrows × mc, row-major) = X (nrows × d) · W (mc × d)ᵀ,
+    by BLAS in column-major terms: Zᵀ (mc × nrows) = Wᵀᵀ · Xᵀ, i.e. gemm('T', 'N') on the row-major
+    buffers as they are."""
+    cdef int m_ = <int>mc, n_ = <int>nrows, k_ = <int>d, lda = <int>d, ldb = <int>d, ldc = <int>mc
+    cdef char transa = b'T'
+    cdef char transb = b'N'
+    cdef float one_s = 1.0, zero_s = 0.0
+    cdef double one_d = 1.0, zero_d = 0.0
+    if floating is float:
+        sgemm(&transa, &transb, &m_, &n_, &k_, &one_s, <float*>W, &lda, <float*>X, &ldb,
+              &zero_s, <float*>Z, &ldc)
+    else:
+        dgemm(&transa, &transb, &m_, &n_, &k_, &one_d, <double*>W, &lda, <double*>X, &ldb,
+              &zero_d, <double*>Z, &ldc)

@@ -26,9 +26,8 @@ from cython cimport floating
 from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite, fabs
 from libc.stdint cimport uint64_t
-from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from kernelbench.solvers._random_features cimport generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
+from kernelbench.solvers._random_features cimport feature_phases, generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
 from kernelbench.solvers._losses cimport loss_derivative, unlabeled_loss_derivative
 
 
@@ -58,29 +57,12 @@ cdef Py_ssize_t FEATURE_CHUNK = 1024   # features per GEMM/cos chunk (the Z buff
 cdef Py_ssize_t ROW_CHUNK = 128        # rows per OpenMP work item
 
 
-cdef void _phases(const floating* X, Py_ssize_t nrows, Py_ssize_t d, const floating* W,
-                  Py_ssize_t mc, floating* Z) noexcept nogil:
-    """Z (nrows × mc, row-major) = X (nrows × d) · W (mc × d)ᵀ: gemm('T', 'N') in BLAS's
-    column-major view of the row-major buffers."""
-    cdef int m_ = <int>mc, n_ = <int>nrows, k_ = <int>d, lda = <int>d, ldb = <int>d, ldc = <int>mc
-    cdef char transa = b'T'
-    cdef char transb = b'N'
-    cdef float one_s = 1.0, zero_s = 0.0
-    cdef double one_d = 1.0, zero_d = 0.0
-    if floating is float:
-        sgemm(&transa, &transb, &m_, &n_, &k_, &one_s, <float*>W, &lda, <float*>X, &ldb,
-              &zero_s, <float*>Z, &ldc)
-    else:
-        dgemm(&transa, &transb, &m_, &n_, &k_, &one_d, <double*>W, &lda, <double*>X, &ldb,
-              &zero_d, <double*>Z, &ldc)
-
-
 cdef void _rows_chunk(const floating* X, Py_ssize_t r0, Py_ssize_t nr, Py_ssize_t d,
                       const floating* W, const floating* bb, Py_ssize_t mc, const double* R,
                       double scale, floating* Zt, double* F) noexcept nogil:
     """F[r0:r0+nr] += scale · cos(X[r0:r0+nr] Wᵀ + b) · R[:mc] (one thread's share)."""
     cdef Py_ssize_t i
-    _phases(X + r0 * d, nr, d, W, mc, Zt)
+    feature_phases(X + r0 * d, nr, d, W, mc, Zt)
     for i in range(nr):
         if floating is float:
             kb_cos_shift_f32(Zt + i * mc, bb, mc)
@@ -320,7 +302,7 @@ cdef tuple _train_impl(TSGCore core, const floating* X, const double[::1] Y,
                 Wnew = &Wbuf[0, 0]
                 bnew = &bbuf[0]
             generate_features(core.seed, <uint64_t>blocks, 0, Fb, d, core.kernel, core.gamma, Wnew, bnew)
-            _phases(&Xb[0, 0], nb, d, Wnew, Fb, &Z[0])
+            feature_phases(&Xb[0, 0], nb, d, Wnew, Fb, &Z[0])
             for i in range(nb):
                 if floating is float:
                     kb_cos_shift_f32(&Z[0] + i * Fb, bnew, Fb)
