@@ -53,19 +53,24 @@ def _curves(df, metric, ylabel, transform):
         part = rows[rows["dataset"] == name]
         for algorithm in ALGORITHMS:
             alg = part[part["algorithm"] == algorithm]
-            if alg.empty:
-                continue
-            color, marker = STYLE[algorithm]
-            trials = alg["trial"].nunique()
-            # mean over trials at each evaluation point (time: mean of the trials' times)
-            curve = alg.groupby("iteration").agg(t=("train_seconds", "mean"), v=(metric, "mean"))
-            label = f"{LABELS[algorithm]} ({trials} trial{'s' if trials > 1 else ''})"
-            if len(curve) == 1:
-                ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=6, ls="none",
-                        label=label)
-            else:
-                ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
-                        label=label)
+            # one curve per thread count: "iteration" means different work at different counts
+            threads = (alg["threads"].astype(object).where(alg["threads"].notna(), "")
+                       if "threads" in alg else None)
+            for count, run in (alg.groupby(threads.astype(str), sort=True) if threads is not None
+                               else [("", alg)]):
+                color, marker = STYLE[algorithm]
+                trials = run["trial"].nunique()
+                # mean over trials at each evaluation point (time: mean of the trials' times)
+                curve = run.groupby("iteration").agg(t=("train_seconds", "mean"), v=(metric, "mean"))
+                label = (f"{LABELS[algorithm]}{f', {int(float(count))} thr' if count != '' else ''} "
+                         f"({trials} trial{'s' if trials > 1 else ''})")
+                dashed = count != "" and float(count) > 1
+                if len(curve) == 1:
+                    ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=6,
+                            ls="none", label=label)
+                else:
+                    ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
+                            ls="--" if dashed else "-", label=label)
         ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
         ax.set_xlabel("training time (s)")
         ax.set_ylabel(ylabel)
