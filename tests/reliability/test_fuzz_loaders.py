@@ -259,9 +259,11 @@ def test_bad_data_through_the_cli_is_exit_2_naming_the_file(tmp_path, name):
     path = tmp_path / name
     path.write_bytes(CLI_CASES[name])
     config = tmp_path / "c.yaml"
+    # three labels: a binary-only algorithm must refuse them (dsg would train softmax)
+    algorithm = ("{name: bsgd, params: {budget: 10}}" if name == "three_labels.svm" else
+                 "{name: dsg, params: {batch_size: 4, block_size: 4}}")
     config.write_text(f"name: fuzz\ndataset: {{path: {path}, test: 0.25}}\n"
-                      "algorithm: {name: dsg, params: {batch_size: 4, block_size: 4}}\n"
-                      "stop: {iterations: 3}\n")
+                      f"algorithm: {algorithm}\nstop: {{iterations: 3}}\n")
     proc = kb("run", config, "--out", tmp_path / "out", "-q", env=env_for(tmp_path / "cache"))
     needle = str(path) if name != "three_labels.svm" else "multiclass"
     assert_user_error(proc, needle)
