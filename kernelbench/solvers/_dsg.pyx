@@ -32,7 +32,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite, fabs, exp, sqrt
 from libc.stdint cimport uint64_t
 
-from kernelbench.solvers._random_features cimport feature_phases, generate_features, splitmix64, KERNEL_RBF, KERNEL_LAPLACIAN
+from kernelbench.solvers._random_features cimport feature_phases, feature_values, generate_features, splitmix64, KERNEL_RBF, KERNEL_LAPLACIAN
 from kernelbench.solvers._losses cimport loss_derivative
 
 
@@ -467,12 +467,7 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
                 Wblk = &Wbuf[0, 0]
                 bblk = &bbuf[0]
                 generate_features(core.seed, <uint64_t>kb, 0, Fb, d, core.kernel, core.gamma, Wblk, bblk)
-            feature_phases(&Xb[0, 0], nb, d, Wblk, Fb, &Z[0])
-            for i in range(nb):
-                if floating is float:
-                    kb_cos_shift_f32(&Z[0] + i * Fb, bblk, Fb)
-                else:
-                    kb_cos_shift_f64(&Z[0] + i * Fb, bblk, Fb)
+            feature_values(&Xb[0, 0], nb, d, Wblk, bblk, Fb, &Z[0])
             # Alg. 1 line 5 / Alg. 4: block kb's coefficients take −η·(2/(bF)) Σ_i g_i cos(ω_j·x_i + b_j),
             # the stochastic gradient of the loss in the block's coordinates; stored as R = β/scale
             coef_scale = -eta * 2.0 / (nb * Fb) / scale

@@ -65,6 +65,21 @@ cdef void _accumulate(const double* X, const double* xnorm, Py_ssize_t n, Py_ssi
             F[i] += scale * kb_dot_f64(G + i * mc, coef + c0, mc)
         c0 += mc
 
+cdef void _batch_decisions(const double[:, ::1] X, const double[::1] xnorm, const long long[::1] rows,
+                           Py_ssize_t start, Py_ssize_t nb, double[:, ::1] Xb, double[::1] xb_norm,
+                           const double* S, const double* snorm, const double* coef, Py_ssize_t count,
+                           double gamma, double scale, double* G, double[::1] Fb) noexcept nogil:
+    """Copy the batch rows[start:start+nb] into Xb / xb_norm and set Fb = f on them
+    (scale · Σ_s coef_s k(s, x)), the first half of every NORMA and k-SDCA step."""
+    cdef Py_ssize_t i, k, row
+    for i in range(nb):
+        row = rows[start + i]
+        for k in range(X.shape[1]):
+            Xb[i, k] = X[row, k]
+        xb_norm[i] = xnorm[row]
+        Fb[i] = 0.0
+    _accumulate(&Xb[0, 0], &xb_norm[0], nb, X.shape[1], S, snorm, coef, count, gamma, scale, G, &Fb[0])
+
 
 cdef class SupportVectors:
     """Rows s_j (copies), ‖s_j‖² and coefficients c_j of f = scale · Σ_j c_j k(s_j, ·)."""
@@ -163,14 +178,8 @@ cdef class NormaCore:
         with nogil:
             while start < n_rows:
                 nb = min(batch_size, n_rows - start)
-                for i in range(nb):
-                    row = rows[start + i]
-                    for k in range(d):
-                        Xb[i, k] = X[row, k]
-                    xb_norm[i] = xnorm[row]
-                    Fb[i] = 0.0
-                _accumulate(&Xb[0, 0], &xb_norm[0], nb, d, &S[0, 0], &snorm[0], &coef[0], count,
-                            gamma, scale, &G[0], &Fb[0])               # f_t on the batch
+                _batch_decisions(X, xnorm, rows, start, nb, Xb, xb_norm, &S[0, 0], &snorm[0], &coef[0],
+                                 count, gamma, scale, &G[0], Fb)     # f_t on the batch
                 for i in range(nb):
                     if not (fabs(Fb[i]) <= self.f_bound):
                         status = STATUS_DIVERGED
@@ -267,14 +276,8 @@ cdef class SDCACore:
         with nogil:
             while start < n_rows:
                 nb = min(batch_size, n_rows - start)
-                for i in range(nb):
-                    row = rows[start + i]
-                    for k in range(d):
-                        Xb[i, k] = X[row, k]
-                    xb_norm[i] = xnorm[row]
-                    Fb[i] = 0.0
-                _accumulate(&Xb[0, 0], &xb_norm[0], nb, d, &S[0, 0], &snorm[0], &coef[0], count,
-                            gamma, 1.0, &G[0], &Fb[0])                 # f(x_i) before the batch
+                _batch_decisions(X, xnorm, rows, start, nb, Xb, xb_norm, &S[0, 0], &snorm[0], &coef[0],
+                                 count, gamma, 1.0, &G[0], Fb)       # f(x_i) before the batch
                 _gram(&Xb[0, 0], nb, &Xb[0, 0], nb, d, &G[0])         # the batch's kernel block
                 for i in range(nb):
                     for j in range(nb):

@@ -17,6 +17,10 @@ from libc.stdint cimport uint64_t
 from libc.math cimport sqrt, log, cos, tan, M_PI
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
+cdef extern from "_simd.h" nogil:
+    void kb_cos_shift_f32(float* z, const float* shift, Py_ssize_t n)
+    void kb_cos_shift_f64(double* z, const double* shift, Py_ssize_t n)
+
 cdef enum:
     KERNEL_RBF = 0
     KERNEL_LAPLACIAN = 1
@@ -74,3 +78,17 @@ cdef inline void feature_phases(const floating* X, Py_ssize_t nrows, Py_ssize_t 
     else:
         dgemm(&transa, &transb, &m_, &n_, &k_, &one_d, <double*>W, &lda, <double*>X, &ldb,
               &zero_d, <double*>Z, &ldc)
+
+
+cdef inline void feature_values(const floating* X, Py_ssize_t nrows, Py_ssize_t d,
+                                const floating* W, const floating* b, Py_ssize_t mc,
+                                floating* Z) noexcept nogil:
+    """The features of a chunk without the √2: Z[i, j] = cos(ω_j·x_i + b_j) (nrows × mc, row-major),
+    phases by one GEMM, then the SIMD cos of _simd.h row by row."""
+    cdef Py_ssize_t i
+    feature_phases(X, nrows, d, W, mc, Z)
+    for i in range(nrows):
+        if floating is float:
+            kb_cos_shift_f32(Z + i * mc, b, mc)
+        else:
+            kb_cos_shift_f64(Z + i * mc, b, mc)

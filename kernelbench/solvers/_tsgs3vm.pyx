@@ -27,7 +27,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite, fabs
 from libc.stdint cimport uint64_t
 
-from kernelbench.solvers._random_features cimport feature_phases, generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
+from kernelbench.solvers._random_features cimport feature_phases, feature_values, generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
 from kernelbench.solvers._losses cimport loss_derivative, unlabeled_loss_derivative
 
 
@@ -302,12 +302,7 @@ cdef tuple _train_impl(TSGCore core, const floating* X, const double[::1] Y,
                 Wnew = &Wbuf[0, 0]
                 bnew = &bbuf[0]
             generate_features(core.seed, <uint64_t>blocks, 0, Fb, d, core.kernel, core.gamma, Wnew, bnew)
-            feature_phases(&Xb[0, 0], nb, d, Wnew, Fb, &Z[0])
-            for i in range(nb):
-                if floating is float:
-                    kb_cos_shift_f32(&Z[0] + i * Fb, bnew, Fb)
-                else:
-                    kb_cos_shift_f64(&Z[0] + i * Fb, bnew, Fb)
+            feature_values(&Xb[0, 0], nb, d, Wnew, bnew, Fb, &Z[0])
             coef_scale = -step * 2.0 / Fb / scale                    # line 7; stored as R = β / scale
             for j in range(Fb):
                 acc = 0.0
