@@ -9,6 +9,8 @@ P(w) of problem (4) on the whole training set. It prints
   * the time each thread count needs to reach the 1-thread run's FINAL objective, and the speedup
     T_1 / T_k (the issue's target: k = 2 at least 1.7× on ijcnn1 and covtype),
   * the plain time ratio for the same work (all outer loops),
+  * the CPU seconds (all threads) of one pass and their ratio to 1 thread: ≈ 1 means the threads
+    add no work (no contention), which holds even when other processes make wall times noisy,
   * the load average before and after, and the core count (both cores must be idle for the target).
 
 With --out DIR the curves are also written as a results folder (experiment gu_speedup) that the
@@ -66,14 +68,17 @@ def curve(data, params, threads, seed, target=None):
 
     est = AsyDSSKLClassifier(**{**params, "threads": threads}, random_state=seed)
     est.begin(data.X_train, data.y_train)
-    points, seconds = [(0.0, full_objective(est))], 0.0
+    points, seconds, cpu = [(0.0, full_objective(est))], 0.0, 0.0
     for step in range(2 * est.steps_per_pass):
         if step >= est.steps_per_pass and (target is None or points[-1][1] <= target):
             break
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         est.run(1)
         seconds += time.perf_counter() - started
+        cpu += time.process_time() - cpu_started
         points.append((seconds, full_objective(est)))
+        if step == est.steps_per_pass - 1:
+            est.pass_cpu_seconds_ = cpu          # CPU time of all threads for one pass
     return points, est
 
 
@@ -105,11 +110,12 @@ def main(argv=None):
                                                   "seed": args.seed})
     for name in args.datasets:
         data, params = load(name)
-        results = {}
+        results, cpu = {}, {}
         for k in counts:
             target = results[1][-1][1] if k != 1 else None
             points, est = curve(data, params, k, args.seed, target)
             results[k] = points
+            cpu[k] = getattr(est, "pass_cpu_seconds_", float("nan"))
             if run is not None:
                 for it, (seconds, value) in enumerate(points):
                     run.append({"experiment": "gu_speedup", "dataset": name, "algorithm": "asydsskl",
@@ -126,7 +132,8 @@ def main(argv=None):
             total = results[k][passes][0]            # time for the same work (one pass)
             print(f"  threads={k:2d}: total {total:7.2f} s (work ratio {total_1 / total:5.2f}x), final "
                   f"objective {results[k][passes][1]:.6f}, reaches the 1-thread final objective at "
-                  f"{reach:7.2f} s -> speedup {total_1 / reach:5.2f}x")
+                  f"{reach:7.2f} s -> speedup {total_1 / reach:5.2f}x; CPU seconds of the pass "
+                  f"{cpu[k]:.2f} (x{cpu[k] / cpu[1]:.2f} of 1 thread: the parallel overhead, load-independent)")
     if run is not None:
         run.finish("finished")
         print(f"\ncurves written to {run.path}")

@@ -7,7 +7,8 @@ on it). Labeled draws 0..draws-1 (default 1; `draws=3` averages three); the test
 
     .venv/bin/python scripts/geng_tune.py cod-rna 0.3 tsgs3vm [passes=3 block_size=8 ...]
 
-Extra KEY=VALUE arguments fix parameters (and `passes`) for every cell.
+Extra KEY=VALUE arguments fix parameters (and `passes`, `scale`, `draws`) for every cell;
+KEY=V1,V2,... replaces (or adds) that grid axis, e.g. `scale=none gamma=0.3,1 offset=none,balanced`.
 """
 import itertools
 import sys
@@ -30,31 +31,53 @@ PASSES = {"tsgs3vm": 1, "frs3vm": 10, "dsg": 100}
 VALID_ROWS = 10000
 
 
-def main(name, test, algorithm, *fixed):
-    fixed = dict(item.split("=", 1) for item in fixed)
+def parse_arguments(algorithm, items):
+    """(grid, fixed params, options) from KEY=VALUE / KEY=V1,V2,... arguments; options are
+    scale, passes, subsample and draws (not estimator parameters)."""
+    fixed = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise SystemExit(f"argument {item!r} must be KEY=VALUE or KEY=V1,V2,...")
+        fixed[key] = value
+    grid = dict(GRIDS[algorithm])
+    for key in [k for k, v in fixed.items() if "," in v]:      # KEY=V1,V2: a grid axis
+        grid[key] = [_number(key, v) for v in fixed.pop(key).split(",")]
     fixed = {k: _number(k, v) for k, v in fixed.items()}
-    passes = fixed.pop("passes", PASSES[algorithm])
-    subsample = fixed.pop("subsample", None)
-    draws = int(fixed.pop("draws", 1))
+    for key in fixed:                                          # a fixed value overrides its axis
+        grid.pop(key, None)
+    options = {"scale": fixed.pop("scale", "standard"), "passes": fixed.pop("passes", PASSES[algorithm]),
+               "subsample": fixed.pop("subsample", None), "draws": int(fixed.pop("draws", 1))}
+    return grid, fixed, options
+
+
+def validation_split(y, draw, n_labeled=200):
+    """(labeled rows, training rows, validation rows) of labeled draw `draw`: the validation rows
+    are unlabeled training rows (scored with their hidden labels), disjoint from the training rows."""
+    labeled = draw_labeled(y, n_labeled, draw)
+    unlabeled = np.setdiff1d(np.arange(len(y)), labeled)
+    valid = np.sort(np.random.default_rng(draw).choice(unlabeled, min(VALID_ROWS, len(unlabeled) // 4),
+                                                       replace=False))
+    return labeled, np.setdiff1d(np.arange(len(y)), valid), valid
+
+
+def main(name, test, algorithm, *items):
+    grid, fixed, options = parse_arguments(algorithm, items)
+    scale, passes, subsample, draws = (options[k] for k in ("scale", "passes", "subsample", "draws"))
     test = test if test == "official" else float(test)
-    ds = prepare(load_dataset(name, test=test, seed=0, progress=False), scale="standard", seed=0,
+    ds = prepare(load_dataset(name, test=test, seed=0, progress=False), scale=scale, seed=0,
                  subsample=int(subsample) if subsample else None)
     X, y = ds.X_train, ds.y_train
     X = X.toarray() if hasattr(X, "toarray") else X
     spec = algorithms()[algorithm]
     splits = []
     for draw in range(draws):           # average over labeled draws: one draw overfits the choice
-        labeled = draw_labeled(y, 200, draw)
-        unlabeled = np.setdiff1d(np.arange(len(y)), labeled)
-        valid = np.sort(np.random.default_rng(draw).choice(unlabeled, min(VALID_ROWS, len(unlabeled) // 4),
-                                                           replace=False))
-        train = np.setdiff1d(np.arange(len(y)), valid)
+        labeled, train, valid = validation_split(y, draw)
         if algorithm == "dsg":
             splits.append((X[labeled], y[labeled], valid))
         else:
             splits.append((X[train], mask_unlabeled(y, labeled, train), valid))
     results = []
-    grid = GRIDS[algorithm]
     for values in itertools.product(*grid.values()):
         params = dict(zip(grid, values))
         if algorithm == "dsg":
@@ -73,13 +96,14 @@ def main(name, test, algorithm, *fixed):
             errors.append(float(np.mean(est.predict(X[valid]) != y[valid])))
         err = float(np.mean(errors))
         results.append((err, params, (time.perf_counter() - started) / draws))
-        print(f"{err:.4f} {params} {results[-1][2]:.2f}s per fit", flush=True)
+        spread = float(np.std(errors))
+        print(f"{err:.4f} ±{spread:.4f} {params} {results[-1][2]:.2f}s per fit", flush=True)
     best = min(results, key=lambda r: r[0])
     print("BEST", best)
 
 
 def _number(key, value):
-    if key == "block_size":
+    if key in ("block_size", "batch_size", "draws"):
         return int(value)
     try:
         return float(value)

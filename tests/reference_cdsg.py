@@ -97,3 +97,24 @@ def dsg_family(X, Y, rows, *, mode, batch_size, block_size, kernel, gamma, loss,
             blocks[kb][3] = blocks[kb][3] - eta * gbar
             reused += 1
     return blocks, predict, reused
+
+
+def polyak_average(X, Y, rows, *, average_from, batch_size, **kwargs):
+    """Polyak–Ruppert average of the DSG-family iterates f_t for t > average_from, by definition:
+    every iterate f_t is re-computed from scratch by `dsg_family` on the first t batches, and the
+    coefficient vectors (zero-padded to the last iterate's features) are averaged. Returns the
+    averaged coefficients (K × features) and f̄ as a function."""
+    T = (len(rows) + batch_size - 1) // batch_size
+    iterates = []
+    for t in range(average_from + 1, T + 1):
+        blocks, _, _ = dsg_family(X, Y, rows[:t * batch_size], batch_size=batch_size, **kwargs)
+        iterates.append(np.concatenate([c for _, _, c, _ in blocks], axis=1))
+    width = iterates[-1].shape[1]
+    mean = np.mean([np.pad(c, ((0, 0), (0, width - c.shape[1]))) for c in iterates], axis=0)
+    last_blocks, _, _ = dsg_family(X, Y, rows, batch_size=batch_size, **kwargs)
+
+    def predict(Xq):
+        Z = np.concatenate([np.cos(Xq @ W.T + b) for W, b, _, _ in last_blocks], axis=1)
+        return Z @ mean.T
+
+    return mean, predict

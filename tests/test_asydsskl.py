@@ -239,3 +239,54 @@ def test_partial_fit_is_refused_clearly():
     X, y = _binary(n=50)
     with pytest.raises(SolverError, match="use fit"):
         AsyDSSKLClassifier().partial_fit(X, y)
+
+
+# ---- the in-place working-set matrix (no serial copy between rounds) -------------------------------
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fill_features_in_place_matches_numpy_cos(threads, sparse):
+    """fill_features writes √2 cos(xω + b) into columns col0..col0+R of a wider Φ (float64 NumPy
+    truth), and leaves every other column untouched."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(301, 7)).astype(np.float32)
+    X[np.abs(X) < 0.5] = 0.0
+    W = rng.normal(size=(13, 7)).astype(np.float32)
+    b = rng.uniform(0, 2 * np.pi, 13).astype(np.float32)
+    Phi = np.full((301, 40), 7.0, dtype=np.float32)
+    Xin = sp.csr_matrix(X) if sparse else X
+    if sparse:
+        Xin.indices, Xin.indptr = Xin.indices.astype(np.intc), Xin.indptr.astype(np.intc)
+    _asydsskl.fill_features(Phi, 5, Xin, np.ascontiguousarray(W.T), b, threads)
+    truth = np.sqrt(2.0) * np.cos(X.astype(np.float64) @ W.T.astype(np.float64) + b)
+    np.testing.assert_allclose(Phi[:, 5:18], truth, atol=2e-5)
+    assert np.all(Phi[:, :5] == 7.0) and np.all(Phi[:, 18:] == 7.0)
+    with pytest.raises(ValueError, match="do not fit"):
+        _asydsskl.fill_features(Phi, 30, X, np.ascontiguousarray(W.T), b, threads)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compact_columns_in_place_equals_fancy_indexing(threads):
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(257, 50)).astype(np.float32)
+    keep = np.sort(rng.choice(37, size=21, replace=False)).astype(np.intp)
+    expected = Phi[:, keep].copy()
+    untouched = Phi[:, 21:].copy()
+    _asydsskl.compact_columns(Phi, keep, threads)
+    np.testing.assert_array_equal(Phi[:, :21], expected)
+    np.testing.assert_array_equal(Phi[:, 21:], untouched)     # columns past |A| are not read
+    with pytest.raises(ValueError, match="increasing"):
+        _asydsskl.compact_columns(Phi, keep[::-1].copy(), threads)
+
+
+def test_second_pass_grows_the_feature_matrix_and_keeps_the_features_exact():
+    """Rounds past M (a second pass) outgrow the preallocated capacity: Φ is grown, and its first
+    |A| columns still equal √2 cos(ω_h x + b_h) of the kept features (independent generator)."""
+    X, y = _binary(n=150, d=4)
+    est = AsyDSSKLClassifier(gamma=0.5, C=0.05, rounds=2, features_per_round=10, outer_loops=1,
+                             inner_steps=400, random_state=2)
+    est.begin(X, y)
+    est.run(2 * est.steps_per_pass + 1)
+    assert est.round_ == 5 and est._phi.shape[1] >= est.n_random_features_
+    Phi = np.hstack([ref.features(X, est._feature_seed, r, 10, "rbf", 0.5)[2] for r in range(5)])
+    np.testing.assert_allclose(est._phi[:, :est.n_random_features_], Phi[:, est.feature_ids_], atol=2e-5)

@@ -4,8 +4,12 @@
 
 Problem (4) over the working set A of random features (|A| = a):
     P(w) = (1/l) Σ_i ℓ(Φ_i·w, y_i) + λ ‖w‖₁,      Φ_ih = √2 cos(ω_h·x_i + b_h)
-The solver keeps Φ of the working set as a float32 matrix (l × |A|, row-major: row i holds
-φ_A(x_i) contiguously; rebuilt at its exact size once per round of Algorithm 1 by asydsskl.py), the
+The solver keeps Φ of the working set as a float32 matrix (l × capacity, row-major, capacity = M·R
+preallocated once: row i holds φ_A(x_i) contiguously in its first |A| entries; every loop reads
+only those). Each round of Algorithm 1 fills the R new columns in place (`fill_features`: phases
+x_i·ω, SIMD cos, all rows in parallel) and the drop of zero weights compacts the kept columns in
+place row by row in parallel (`compact_columns`): no serial O(l·|A|) copy between rounds (Amdahl).
+It also keeps the
 shared coefficient vector w (float64), and from the SVRG snapshot w̃ the derivatives
 d̃_i = ℓ'(Φ_i·w̃, y_i) and the full gradient g̃ = (1/l) Φᵀ d̃.
 
@@ -40,6 +44,7 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport isfinite, fabs, sqrt
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 
 from kernelbench.solvers._random_features cimport (generate_features, splitmix64, block_key,
                                                    KERNEL_RBF, KERNEL_LAPLACIAN)
@@ -50,6 +55,16 @@ cdef extern from "_simd.h" nogil:
     int KB_OPENMP
     double kb_dot_f32(const float* z, const double* a, Py_ssize_t n)
     void kb_cos_shift_f32(float* z, const float* shift, Py_ssize_t n)
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define KB_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 0)
+    #else
+    #define KB_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void KB_PREFETCH(const void* p) noexcept nogil
 
 OPENMP_BUILD = bool(KB_OPENMP)   # tests fail if a prange module was built without OpenMP
 
@@ -64,6 +79,7 @@ cdef Py_ssize_t PAD = 16            # doubles of padding between per-thread buff
 cdef uint64_t DRAW_MULT = 0xD1B54A32D192ED03ULL
 cdef uint64_t STREAM_STRIDE = 1ULL << 32   # stream key = block_key(rng_seed, outer_index·2³² + chunk)
 cdef Py_ssize_t STEP_CHUNK = 512           # inner steps per chunk (a unit of dynamic scheduling)
+cdef Py_ssize_t PREFETCH_LINES = 4         # cache lines of each next-step row requested ahead
 
 
 cdef inline uint64_t draw(uint64_t key, uint64_t counter) noexcept nogil:
@@ -97,6 +113,101 @@ def random_features(uint64_t seed, uint64_t block, Py_ssize_t first, Py_ssize_t 
         with nogil:
             generate_features(seed, block, first, count, d, code, gamma, &Wv[0, 0], &bv[0])
     return W, b
+
+
+cdef float SQRT2_F = 1.4142135623730951
+
+
+cdef inline void _finish_row(float* row, const float* b, Py_ssize_t R) noexcept nogil:
+    """row = √2 cos(row + b): phases -> features (SIMD cos of _simd.h)."""
+    cdef Py_ssize_t k
+    kb_cos_shift_f32(row, b, R)
+    for k in range(R):
+        row[k] = row[k] * SQRT2_F
+
+
+def fill_features(float[:, ::1] Phi, Py_ssize_t col0, X, const float[:, ::1] Wt, const float[::1] b,
+                  int threads):
+    """Alg. 1 line 3 in place: Φ[i, col0:col0+R] = √2 cos(x_i·ω_k + b_k), k < R, for every row,
+    rows in parallel. X: dense C-contiguous float32 (n × d) or CSR float32; Wt = ωᵀ (d × R, so the
+    innermost loop runs over k contiguously and vectorises)."""
+    cdef Py_ssize_t n = Phi.shape[0], R = Wt.shape[1], d = Wt.shape[0], i, k, p, dd
+    cdef float xv
+    cdef float* row
+    cdef const float[:, ::1] Xd
+    cdef const float[::1] data
+    cdef const int[::1] indices, indptr
+    if R == 0 or n == 0:
+        return
+    if col0 < 0 or col0 + R > Phi.shape[1] or b.shape[0] != R:
+        raise ValueError(f"fill_features: columns {col0}..{col0 + R} do not fit Φ ({Phi.shape[1]} columns)")
+    if hasattr(X, "indptr"):                  # CSR: only the non-zeros of x_i (rcv1-like data)
+        data, indices, indptr = X.data, X.indices, X.indptr
+        with nogil:
+            for i in prange(n, num_threads=threads, schedule="static"):
+                row = &Phi[i, col0]
+                memset(row, 0, R * sizeof(float))
+                for p in range(indptr[i], indptr[i + 1]):
+                    xv = data[p]
+                    dd = indices[p]
+                    for k in range(R):
+                        row[k] += xv * Wt[dd, k]
+                _finish_row(row, &b[0], R)
+    else:
+        Xd = X
+        if Xd.shape[0] != n or Xd.shape[1] != d:
+            raise ValueError("fill_features: X and Φ / ω shapes disagree")
+        with nogil:
+            for i in prange(n, num_threads=threads, schedule="static"):
+                row = &Phi[i, col0]
+                memset(row, 0, R * sizeof(float))
+                for dd in range(d):
+                    xv = Xd[i, dd]
+                    if xv != 0:
+                        for k in range(R):
+                            row[k] += xv * Wt[dd, k]
+                _finish_row(row, &b[0], R)
+
+
+def zero_rows(float[:, ::1] Phi, int threads):
+    """Φ = 0, rows in parallel: the first touch of a freshly allocated Φ (page faults, zeroing)
+    happens here, at set-up, on all threads — not row by row inside the first timed round."""
+    cdef Py_ssize_t n = Phi.shape[0], ld = Phi.shape[1], i
+    if n == 0 or ld == 0:
+        return
+    with nogil:
+        for i in prange(n, num_threads=threads, schedule="static"):
+            memset(&Phi[i, 0], 0, ld * sizeof(float))
+
+
+def copy_columns(float[:, ::1] dst, const float[:, ::1] src, Py_ssize_t a, int threads):
+    """dst[i, :a] = src[i, :a] for every row, rows in parallel (Φ grown past its capacity)."""
+    cdef Py_ssize_t n = src.shape[0], i
+    if dst.shape[0] != n or a > dst.shape[1] or a > src.shape[1]:
+        raise ValueError("copy_columns: shapes disagree")
+    if n == 0 or a == 0:
+        return
+    with nogil:
+        for i in prange(n, num_threads=threads, schedule="static"):
+            memcpy(&dst[i, 0], &src[i, 0], a * sizeof(float))
+
+
+def compact_columns(float[:, ::1] Phi, const Py_ssize_t[::1] keep, int threads):
+    """Alg. 1 line 5 in place: Φ[i, :len(keep)] = Φ[i, keep] for every row, rows in parallel.
+    keep is increasing, so keep[k] ≥ k and a forward copy within a row never overwrites a column
+    it still has to read."""
+    cdef Py_ssize_t n = Phi.shape[0], a = keep.shape[0], i, k
+    cdef float* row
+    for k in range(a):
+        if keep[k] < k or keep[k] >= Phi.shape[1] or (k > 0 and keep[k] <= keep[k - 1]):
+            raise ValueError("compact_columns: keep must be increasing column indices of Φ")
+    if n == 0 or a == 0:
+        return
+    with nogil:
+        for i in prange(n, num_threads=threads, schedule="static"):
+            row = &Phi[i, 0]
+            for k in range(a):
+                row[k] = row[keep[k]]
 
 
 def full_gradient(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, const double[::1] w,
@@ -149,12 +260,21 @@ cdef int _thread_steps(const float* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t
                        int loss, double sigma, double eta, double threshold, Py_ssize_t batch,
                        Py_ssize_t steps, uint64_t key) noexcept nogil:
     """`steps` inner iterations of Alg. 2 (lines 7–10) on one thread, lock-free on w."""
-    cdef Py_ssize_t t, b, i, j
-    cdef uint64_t c
+    cdef Py_ssize_t t, b, i, j, line
+    cdef uint64_t c, c_next
     cdef double acc, zi, v, u
     cdef const float* row
     for t in range(steps):
         c = <uint64_t>t * <uint64_t>(batch + 1)
+        if t + 1 < steps:
+            # The draws are stateless: the next step's rows are known now. Request their first
+            # cache lines so the random-row misses overlap this step's work (the hardware
+            # prefetcher streams the rest of each row). Changes no result, only the wait.
+            c_next = c + <uint64_t>(batch + 1)
+            for b in range(batch):
+                row = Phi + <Py_ssize_t>(draw(key, c_next + 1 + b) % <uint64_t>n) * ld
+                for line in range(min(PREFETCH_LINES, (a + 15) // 16)):
+                    KB_PREFETCH(row + 16 * line)
         j = <Py_ssize_t>(draw(key, c) % <uint64_t>a)                      # line 8
         acc = 0.0
         for b in range(batch):                                            # line 7 (with replacement)

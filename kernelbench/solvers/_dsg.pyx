@@ -244,14 +244,16 @@ cdef class DSGCore:
     cdef public int kernel, loss, threads, mode
     cdef public bint cache_features
     cdef public Py_ssize_t n_dims, n_outputs, block_size, n_blocks, n_iter, n_reused, udsg_new, udsg_old
+    cdef public Py_ssize_t average_from, n_averaged   # Polyak–Ruppert: average iterates t > average_from (-1: off)
     cdef public double gamma, lam, step, t0, scale, f_bound, max_step, variance, grad_bound
     cdef public uint64_t seed
     cdef public object R, W, b          # R: (n_outputs, capacity) float64; W: (capacity, d); b: (capacity,)
     cdef public object block_weight     # (n_outputs, capacity / block_size) float64: β_k / scale
+    cdef public object A                # (n_outputs, capacity) float64: Σ of the averaged iterates' β, or None
 
     def __init__(self, *, n_dims, n_outputs, block_size, kernel, gamma, loss, lam, step, t0,
                  seed, dtype, cache_features, threads, f_bound=1e300, mode=MODE_DSG,
-                 udsg_new=1, udsg_old=1, max_step=1.0, variance=2.0, grad_bound=0.0):
+                 udsg_new=1, udsg_old=1, max_step=1.0, variance=2.0, grad_bound=0.0, average_from=-1):
         self.n_dims, self.n_outputs, self.block_size = n_dims, n_outputs, block_size
         self.kernel = {"rbf": KERNEL_RBF, "laplacian": KERNEL_LAPLACIAN}[kernel]
         self.gamma, self.loss, self.lam, self.step, self.t0 = gamma, loss, lam, step, t0
@@ -272,6 +274,10 @@ cdef class DSGCore:
         self.n_iter = 0
         self.n_reused = 0
         self.scale = 1.0
+        # Polyak–Ruppert averaging (Polyak & Juditsky 1992; constant-step averaging, Bach & Moulines
+        # 2013): f̄ = mean of the iterates f_t for t > average_from, kept as A = Σ_t β^(t).
+        self.average_from = average_from
+        self.n_averaged = 0
         self._allocate(4 * block_size)
 
     def _allocate(self, Py_ssize_t capacity):
@@ -282,6 +288,11 @@ cdef class DSGCore:
             R[:, :m] = self.R[:, :m]
             B[:, :self.n_blocks] = self.block_weight[:, :self.n_blocks]
         self.R, self.block_weight = R, B
+        if self.average_from >= 0:
+            A = np.zeros((self.n_outputs, capacity))
+            if self.A is not None:
+                A[:, :m] = self.A[:, :m]
+            self.A = A
         if self.cache_features:
             W = np.empty((capacity, self.n_dims), dtype=self.dtype)
             b = np.empty(capacity, dtype=self.dtype)
@@ -296,7 +307,7 @@ cdef class DSGCore:
         need = (self.n_blocks + n_more_blocks) * self.block_size
         if need > self.R.shape[1]:
             self._allocate(max(need, 2 * self.R.shape[1]))
-        for name in ("R", "W", "b", "block_weight"):
+        for name in ("R", "W", "b", "block_weight", "A"):
             array = getattr(self, name)
             if array is not None and not array.flags.writeable:
                 setattr(self, name, array.copy())
@@ -305,24 +316,35 @@ cdef class DSGCore:
     def n_random_features(self):
         return self.n_blocks * self.block_size
 
-    def coef(self):
-        """β (n_outputs × n_random_features): f(x) = Σ_j β_j cos(ω_j·x + b_j)."""
+    def coef(self, average=False):
+        """β (n_outputs × n_random_features): f(x) = Σ_j β_j cos(ω_j·x + b_j); average=True: the
+        Polyak–Ruppert mean β̄ of the averaged iterates (the current β while none is averaged yet)."""
+        if average and self.n_averaged > 0:
+            return self.A[:, :self.n_random_features] / self.n_averaged
         return self.scale * self.R[:, :self.n_random_features]
 
     def block_weights(self):
         """Alg. 4's β_k of every block (n_outputs × n_blocks)."""
         return self.scale * self.block_weight[:, :self.n_blocks]
 
-    def predict(self, X):
-        """f(X), shape (n, n_outputs). X: C-contiguous (n, d) array of the core's dtype."""
+    def predict(self, X, average=False):
+        """f(X), shape (n, n_outputs). X: C-contiguous (n, d) array of the core's dtype.
+        average=True: the averaged function f̄ (the current f while none is averaged yet)."""
         n = X.shape[0]
         F = np.zeros((n, self.n_outputs))
         if n == 0 or self.n_blocks == 0:
             return F
-        if self.dtype == np.float32:
-            self._predict_f32(X, F)
-        else:
-            self._predict_f64(X, F)
+        R, scale = self.R, self.scale
+        if average and self.n_averaged > 0:
+            # f̄ = Σ_j (A_j / n_averaged) cos(ω_j·x + b_j): the same compiled sum over A
+            self.R, self.scale = self.A, 1.0 / self.n_averaged
+        try:
+            if self.dtype == np.float32:
+                self._predict_f32(X, F)
+            else:
+                self._predict_f64(X, F)
+        finally:
+            self.R, self.scale = R, scale
         return F
 
     def train(self, X, Y, rows, Py_ssize_t batch_size):
@@ -386,6 +408,11 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
     cdef floating[::1] bbuf = np.empty(max(chunk, Fb), dtype=core.dtype)
     cdef double[:, ::1] R = core.R
     cdef double[:, ::1] Bw = core.block_weight
+    cdef double[:, ::1] Avg
+    cdef bint averaging = core.average_from >= 0
+    cdef Py_ssize_t n_averaged = core.n_averaged, average_from = core.average_from
+    if averaging:
+        Avg = core.A
     cdef floating[:, ::1] Wc
     cdef floating[::1] bc
     cdef const floating* Wp = NULL
@@ -501,9 +528,15 @@ cdef tuple _train_impl(DSGCore core, const floating* X, Py_ssize_t n, const doub
                     for j in range(blocks):
                         Bw[k, j] *= scale
                 scale = 1.0
+            if averaging and it > average_from:                   # Polyak–Ruppert: A += β^(t), O(#coef),
+                for k in range(K):                                # small next to the O(b·#coef·d) f(x_i)
+                    for j in range(blocks * Fb):
+                        Avg[k, j] += scale * R[k, j]
+                n_averaged += 1
     core.scale = scale
     core.n_iter = it
     core.n_blocks = blocks
     core.n_reused = reused
     core.grad_bound = M
+    core.n_averaged = n_averaged
     return status, steps

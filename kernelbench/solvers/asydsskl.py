@@ -162,7 +162,10 @@ class _AsyDSSKLBase(IterativeEstimator):
         self.eta_ = self.step / self.lipschitz_                          # γ / L_max
         self.threads_ = resolve_threads(self.threads)
         self.inner_steps_ = int(self.inner_steps) if self.inner_steps is not None else n
-        self._phi = np.zeros((n, 0), dtype=np.float32)                   # Φ of A, n × |A|
+        # Φ of A: n × capacity, row i's first |A| entries are φ_A(x_i) (the compiled loops read
+        # only those); allocated once, filled and compacted in place (see _asydsskl.pyx)
+        self._phi = np.empty((n, capacity), dtype=np.float32)
+        _asydsskl.zero_rows(self._phi, self.threads_)    # set-up: page faults here, not in round 1
         self._y = np.ascontiguousarray(self._train_Y.ravel(), dtype=np.float64)
         self._dz = np.zeros(n)
         self._grad = np.zeros(0)
@@ -205,13 +208,15 @@ class _AsyDSSKLBase(IterativeEstimator):
         W, b = _asydsskl.random_features(self._feature_seed, self.round_, 0, R, X.shape[1],
                                          self.kernel, self.gamma_)
         W, b = W.astype(np.float32), b.astype(np.float32)
-        # Φ is rebuilt at its exact size n × (a + R) each round: row i is one contiguous run of
-        # a + R floats (the inner loop's B rows are short, dense reads), no untouched capacity.
-        phi = np.empty((X.shape[0], a + R), dtype=np.float32)
-        phi[:, :a] = self._phi
-        with threadpool_limits(limits=self.threads_, user_api="blas"):
-            phi[:, a:] = _features(X, W, b)
-        self._phi = phi
+        if a + R > self._phi.shape[1]:
+            # past the first pass only: grow the capacity by M·R columns (a rare serial copy)
+            grown = np.empty((X.shape[0], a + self.rounds * R), dtype=np.float32)
+            _asydsskl.copy_columns(grown, self._phi, a, self.threads_)   # rows in parallel
+            self._phi = grown
+        # The R new columns are computed in place in Φ (preallocated n × capacity), all rows in
+        # parallel: no n × (a + R) reallocation or copy per round (the serial part that capped the
+        # thread speedup, Fig. 2).
+        _asydsskl.fill_features(self._phi, a, X, np.ascontiguousarray(W.T), b, self.threads_)
         self._grad = np.zeros(a + R)
         self.feature_ids_ = np.concatenate([self.feature_ids_, self.round_ * R + np.arange(R)])
         self.omega_ = np.vstack([self.omega_, W])
@@ -222,9 +227,13 @@ class _AsyDSSKLBase(IterativeEstimator):
     def _train_features_input(self):
         """X as float32: dense, or CSR kept sparse (rcv1-like data: Φ = X ωᵀ needs no densifying)."""
         if not sp.issparse(self._train_X):
-            return self._dense_train_X()
+            return np.ascontiguousarray(self._dense_train_X())
         if getattr(self, "_sparse_X32", None) is None:
-            self._sparse_X32 = sp.csr_matrix(self._train_X, dtype=np.float32)
+            X32 = sp.csr_matrix(self._train_X, dtype=np.float32)
+            X32.sum_duplicates()
+            X32.indices = X32.indices.astype(np.intc, copy=False)   # the compiled fill reads int32
+            X32.indptr = X32.indptr.astype(np.intc, copy=False)
+            self._sparse_X32 = X32
         return self._sparse_X32
 
     def _drop_zero_features(self):
@@ -232,7 +241,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         keep = np.flatnonzero(self.coef_ != 0.0)
         a = len(keep)
         if a < len(self.coef_):
-            self._phi = np.ascontiguousarray(self._phi[:, keep])
+            _asydsskl.compact_columns(self._phi, keep.astype(np.intp), self.threads_)   # in place
             self.feature_ids_ = self.feature_ids_[keep]
             self.omega_ = self.omega_[keep]
             self.phase_ = self.phase_[keep]
@@ -328,12 +337,18 @@ class _AsyDSSKLBase(IterativeEstimator):
                                              if np.isfinite(self.train_objective_) else None)}
 
 
-def _features(X, W, b):
-    """Φ = √2 cos(X Wᵀ + b) in float32 (the feature matrix of new working-set columns)."""
-    Z = np.asarray(X @ W.T, dtype=np.float32)
-    Z += b
-    np.cos(Z, out=Z)
-    Z *= np.float32(np.sqrt(2.0))
+def _features(X, W, b, threads=1):
+    """Φ = √2 cos(X Wᵀ + b) in float32 by the solver's compiled feature map (new working-set
+    columns are filled by the same code in place)."""
+    W = np.asarray(W, dtype=np.float32)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float32)
+        X.indices, X.indptr = X.indices.astype(np.intc), X.indptr.astype(np.intc)
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+    Z = np.empty((X.shape[0], W.shape[0]), dtype=np.float32)
+    _asydsskl.fill_features(Z, 0, X, np.ascontiguousarray(W.T), np.asarray(b, dtype=np.float32),
+                            resolve_threads(threads))
     return Z
 
 

@@ -125,11 +125,12 @@ class UDSGClassifier(_UDSGMixin, DSGClassifier):
 
     def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, new_iterations=1, old_iterations=1):
+                 threads=1, passes=1.0, random_state=None, new_iterations=1, old_iterations=1,
+                 average=False, average_from=1.0):
         super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
                          block_size=block_size, step=step, t0=t0, dtype=dtype,
                          cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state)
+                         random_state=random_state, average=average, average_from=average_from)
         self.new_iterations = new_iterations
         self.old_iterations = old_iterations
 
@@ -139,11 +140,12 @@ class UDSGRegressor(_UDSGMixin, DSGRegressor):
 
     def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, new_iterations=1, old_iterations=1):
+                 threads=1, passes=1.0, random_state=None, new_iterations=1, old_iterations=1,
+                 average=False, average_from=1.0):
         super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
                          block_size=block_size, step=step, t0=t0, dtype=dtype,
                          cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state)
+                         random_state=random_state, average=average, average_from=average_from)
         self.new_iterations = new_iterations
         self.old_iterations = old_iterations
 
@@ -153,11 +155,12 @@ class CDSGClassifier(_CDSGMixin, DSGClassifier):
 
     def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, max_step=2.0, feature_variance="auto"):
+                 threads=1, passes=1.0, random_state=None, max_step=2.0, feature_variance="auto",
+                 average=False, average_from=1.0):
         super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
                          block_size=block_size, step=step, t0=t0, dtype=dtype,
                          cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state)
+                         random_state=random_state, average=average, average_from=average_from)
         self.max_step = max_step
         self.feature_variance = feature_variance
 
@@ -167,11 +170,12 @@ class CDSGRegressor(_CDSGMixin, DSGRegressor):
 
     def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, max_step=2.0, feature_variance="auto"):
+                 threads=1, passes=1.0, random_state=None, max_step=2.0, feature_variance="auto",
+                 average=False, average_from=1.0):
         super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
                          block_size=block_size, step=step, t0=t0, dtype=dtype,
                          cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state)
+                         random_state=random_state, average=average, average_from=average_from)
         self.max_step = max_step
         self.feature_variance = feature_variance
 

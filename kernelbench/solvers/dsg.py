@@ -12,9 +12,14 @@ Losses: hinge / logistic / smooth_hinge / squared for binary labels, squared for
 (kernel ridge regression), and softmax — multi-class kernel logistic regression over K scores
 f_1..f_K, ℓ(f, y) = log Σ_k e^{f_k} − f_y (Li & Póczos §5) — for any number of classes.
 UDSG and CDSG (Li & Póczos Alg. 3–4) are subclasses in cdsg.py; they share this core.
+
+`average: true` predicts with the Polyak–Ruppert mean of the iterates f_t after `average_from`
+passes (Polyak & Juditsky 1992; with large constant-like steps, Bach & Moulines 2013): the iterate
+itself is unchanged, the core keeps Σ_t β^(t) alongside (O(#coefficients) per iteration).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -56,9 +61,14 @@ class DSGParams:
     dtype: Literal["float32", "float64"] = doc("precision of features and phases (coefficients are float64)", "float32")
     cache_features: bool = doc("keep ω in memory (fast); False regenerates ω from seeds (O(#coef) memory)", True)
     threads: int = doc("OpenMP threads (set it to the number of idle cores; 0 = all cores)", 1)
+    average: bool = doc("Polyak–Ruppert averaging: predict with the mean of the iterates f_t after "
+                        "`average_from` passes (pairs with large, slowly decaying steps)", False)
+    average_from: float = doc("passes before the iterates start being averaged (with average: true)", 1.0)
 
     def __post_init__(self):
         """Range checks the config layer reports as errors of algorithm.params (before any work)."""
+        if not (np.isfinite(self.average_from) and self.average_from >= 0):
+            raise ValueError(f"average_from must be a number of passes >= 0, got {self.average_from!r}")
         if self.t0 < 0:
             raise ValueError(f"t0 must be >= 0, got {self.t0!r}")
         if self.step is not None and not self.step > 0:
@@ -102,7 +112,7 @@ class _DSGBase(IterativeEstimator):
 
     def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None):
+                 threads=1, passes=1.0, random_state=None, average=False, average_from=1.0):
         self.loss = loss
         self.kernel = kernel
         self.gamma = gamma
@@ -116,6 +126,8 @@ class _DSGBase(IterativeEstimator):
         self.threads = threads
         self.passes = passes
         self.random_state = random_state
+        self.average = average
+        self.average_from = average_from
 
     def _feature_dtype(self):
         return np.float32 if self.dtype == "float32" else np.float64
@@ -140,13 +152,20 @@ class _DSGBase(IterativeEstimator):
         except ValueError as e:
             raise SolverError(str(e)) from None
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
+        if not isinstance(self.average, (bool, np.bool_)):
+            raise SolverError(f"average must be true or false, got {self.average!r}")
+        if not (isinstance(self.average_from, (int, float, np.integer, np.floating))
+                and np.isfinite(self.average_from) and self.average_from >= 0):
+            raise SolverError(f"average_from must be a number of passes >= 0, got {self.average_from!r}")
+        # iterates t > average_from·(steps per pass) are averaged; -1 switches averaging off
+        average_from = math.ceil(self.average_from * self.steps_per_pass) if self.average else -1
         self.core_ = _dsg.DSGCore(
             n_dims=X.shape[1], n_outputs=self._train_Y.shape[1], block_size=int(self.block_size),
             kernel=self.kernel, gamma=self.gamma_, loss=self._loss_code(), lam=self.lambda_,
             step=self.step_, t0=float(self.t0), seed=seed, dtype=self.dtype,
             cache_features=bool(self.cache_features), threads=resolve_threads(self.threads),
             f_bound=DIVERGENCE_FACTOR * max(1.0, float(np.max(np.abs(self._train_Y)))),
-            mode=_dsg.MODES[self._mode], **self._mode_kwargs(X, seed))
+            mode=_dsg.MODES[self._mode], average_from=average_from, **self._mode_kwargs(X, seed))
 
     def _loss_code(self):
         return _dsg.SOFTMAX if self.loss == "softmax" else LOSSES[self.loss]
@@ -177,7 +196,7 @@ class _DSGBase(IterativeEstimator):
 
     def _decision(self, X):
         with threadpool_limits(limits=1, user_api="blas"):
-            return self.core_.predict(as_dense(X, self._feature_dtype()))
+            return self.core_.predict(as_dense(X, self._feature_dtype()), average=bool(self.average))
 
     # ---- what the runner records ----
     @property
@@ -187,7 +206,7 @@ class _DSGBase(IterativeEstimator):
     def coef_norm_sq(self) -> float:
         """‖f‖² in block-normalised random-feature coordinates: with z_j = √(2/F) cos(ω_j·x + b_j)
         and f = Σ θ_j z_j, ‖θ‖² = (F/2) Σ β_j²; the shrink step of Alg. 1 is exactly its gradient."""
-        return 0.5 * self.block_size * float(np.sum(self.core_.coef() ** 2))
+        return 0.5 * self.block_size * float(np.sum(self.core_.coef(average=bool(self.average)) ** 2))
 
     def objective(self, X, y):
         """R(f) = mean loss + λ/2 ‖f‖² on (X, y) (‖f‖² summed over the K scores for softmax)."""
@@ -274,8 +293,8 @@ class DSGRegressor(RegressionMixin, _DSGBase):
 
     def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None):
+                 threads=1, passes=1.0, random_state=None, average=False, average_from=1.0):
         super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
                          block_size=block_size, step=step, t0=t0, dtype=dtype,
                          cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state)
+                         random_state=random_state, average=average, average_from=average_from)
