@@ -337,14 +337,11 @@ cdef class DSGCore:
         R, scale = self.R, self.scale
         if average and self.n_averaged > 0:
             # f̄ = Σ_j (A_j / n_averaged) cos(ω_j·x + b_j): the same compiled sum over A
-            self.R, self.scale = self.A, 1.0 / self.n_averaged
-        try:
-            if self.dtype == np.float32:
-                self._predict_f32(X, F)
-            else:
-                self._predict_f64(X, F)
-        finally:
-            self.R, self.scale = R, scale
+            R, scale = self.A, 1.0 / self.n_averaged
+        if self.dtype == np.float32:
+            self._predict_f32(X, F, R, scale)
+        else:
+            self._predict_f64(X, F, R, scale)
         return F
 
     def train(self, X, Y, rows, Py_ssize_t batch_size):
@@ -358,11 +355,11 @@ cdef class DSGCore:
         return self._train_f64(X, Y, rows, batch_size)
 
     # ---- typed entry points (one per dtype; the bodies are the fused functions below) ----
-    def _predict_f32(self, const float[:, ::1] X, double[:, ::1] F):
-        _predict_impl(self, &X[0, 0], X.shape[0], &F[0, 0])
+    def _predict_f32(self, const float[:, ::1] X, double[:, ::1] F, const double[:, ::1] R, double scale):
+        _predict_impl(self, &X[0, 0], X.shape[0], &F[0, 0], R, scale)
 
-    def _predict_f64(self, const double[:, ::1] X, double[:, ::1] F):
-        _predict_impl(self, &X[0, 0], X.shape[0], &F[0, 0])
+    def _predict_f64(self, const double[:, ::1] X, double[:, ::1] F, const double[:, ::1] R, double scale):
+        _predict_impl(self, &X[0, 0], X.shape[0], &F[0, 0], R, scale)
 
     def _train_f32(self, const float[:, ::1] X, const double[:, ::1] Y, const long long[::1] rows, Py_ssize_t batch_size):
         return _train_impl(self, &X[0, 0], X.shape[0], Y, rows, batch_size)
@@ -371,7 +368,10 @@ cdef class DSGCore:
         return _train_impl(self, &X[0, 0], X.shape[0], Y, rows, batch_size)
 
 
-cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F):
+cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F,
+                        const double[:, ::1] R, double scale):
+    """F += Σ_j scale·R_kj cos(ω_j·x + b_j) over the core's features (R: the iterate's or the
+    averaged coefficients)."""
     cdef Py_ssize_t d = core.n_dims, m = core.n_blocks * core.block_size
     cdef Py_ssize_t chunk = min(FEATURE_CHUNK, m), rows = _row_chunk(n, core.threads)
     cdef floating[::1] Z = np.empty(core.threads * rows * FEATURE_CHUNK, dtype=core.dtype)
@@ -381,13 +381,12 @@ cdef void _predict_impl(DSGCore core, const floating* X, Py_ssize_t n, double* F
     cdef const floating[::1] bc
     cdef const floating* Wp = NULL
     cdef const floating* bp = NULL
-    cdef const double[:, ::1] R = core.R
     if core.cache_features:
         Wc, bc = core.W, core.b
         Wp, bp = &Wc[0, 0], &bc[0]
     with nogil:
         _accumulate(X, n, d, Wp, bp, core.seed, core.block_size, core.kernel, core.gamma,
-                    &R[0, 0], R.shape[1], core.n_outputs, m, core.scale,
+                    &R[0, 0], R.shape[1], core.n_outputs, m, scale,
                     &Wbuf[0, 0], &bbuf[0], &Z[0], rows, F, core.threads)
 
 

@@ -229,11 +229,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         if not sp.issparse(self._train_X):
             return np.ascontiguousarray(self._dense_train_X())
         if getattr(self, "_sparse_X32", None) is None:
-            X32 = sp.csr_matrix(self._train_X, dtype=np.float32)
-            X32.sum_duplicates()
-            X32.indices = X32.indices.astype(np.intc, copy=False)   # the compiled fill reads int32
-            X32.indptr = X32.indptr.astype(np.intc, copy=False)
-            self._sparse_X32 = X32
+            self._sparse_X32 = _fill_input(self._train_X)
         return self._sparse_X32
 
     def _drop_zero_features(self):
@@ -337,15 +333,22 @@ class _AsyDSSKLBase(IterativeEstimator):
                                              if np.isfinite(self.train_objective_) else None)}
 
 
+def _fill_input(X):
+    """X as `fill_features` reads it: C-contiguous float32, or float32 CSR with int32 indices."""
+    if not sp.issparse(X):
+        return np.ascontiguousarray(X, dtype=np.float32)
+    X32 = sp.csr_matrix(X, dtype=np.float32)
+    X32.sum_duplicates()
+    X32.indices = X32.indices.astype(np.intc, copy=False)
+    X32.indptr = X32.indptr.astype(np.intc, copy=False)
+    return X32
+
+
 def _features(X, W, b, threads=1):
     """Φ = √2 cos(X Wᵀ + b) in float32 by the solver's compiled feature map (new working-set
     columns are filled by the same code in place)."""
     W = np.asarray(W, dtype=np.float32)
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float32)
-        X.indices, X.indptr = X.indices.astype(np.intc), X.indptr.astype(np.intc)
-    else:
-        X = np.ascontiguousarray(X, dtype=np.float32)
+    X = _fill_input(X)
     Z = np.empty((X.shape[0], W.shape[0]), dtype=np.float32)
     _asydsskl.fill_features(Z, 0, X, np.ascontiguousarray(W.T), np.asarray(b, dtype=np.float32),
                             resolve_threads(threads))
