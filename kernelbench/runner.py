@@ -313,6 +313,8 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     iterations (None: ~10 per pass) and at the end; with curve=False only at the end. The last row
     has final = 1. With a time limit, chunks are at most one pass: the clock is read between them.
     Returns it."""
+    from threadpoolctl import threadpool_limits
+
     data, spec = prepared.data, prepared.spec
     X_train, y_train, X_eval, y_eval = data.X_train, data.y_train, data.X_test, data.y_test
     eval_rows = prepared.eval_rows
@@ -351,7 +353,11 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     row = {}
 
     def evaluate():
-        point = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval, data.task)
+        # BLAS on one thread while evaluating: OpenBLAS workers spin for a while after a parallel
+        # call, and would take the cores from the next timed chunk of an OpenMP solver.
+        with threadpool_limits(limits=1, user_api="blas"):
+            point = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval,
+                              data.task)
         bad = [k for k in ("objective", "train_mse", "test_mse") if k in point and not math.isfinite(point[k])]
         if bad:                                           # any algorithm: never write NaN/inf as ok
             raise DivergenceError(f"{' and '.join(bad)} became NaN/inf at iteration {estimator.n_iter_}; "
