@@ -7,7 +7,9 @@ every SVRG outer loop the training time (clock stopped during evaluation) and th
 P(w) of problem (4) on the whole training set. It prints
 
   * the time each thread count needs to reach the 1-thread run's FINAL objective, and the speedup
-    T_1 / T_k (the issue's target: k = 2 at least 1.7× on ijcnn1 and covtype),
+    T_1 / T_k (the issue's target: k = 2 at least 1.7× on ijcnn1 and covtype), for each seed (a
+    1-thread and a k-thread run with the same seed: the same features and random draws) and the
+    median / min / max over the seeds,
   * the plain time ratio for the same work (all outer loops),
   * the CPU seconds (all threads) of one pass and their ratio to 1 thread: ≈ 1 means the threads
     add no work (no contention), which holds even when other processes make wall times noisy,
@@ -27,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+
+from kernelbench.figures.gu_asydsskl import time_to_reach
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = {"ijcnn1": "gu_ijcnn1_asydsskl.yaml", "covtype_subset20k": "gu_covtype_asydsskl.yaml"}
@@ -82,62 +86,66 @@ def curve(data, params, threads, seed, target=None):
     return points, est
 
 
-def time_to_reach(points, target):
-    for seconds, value in points:
-        if value <= target:
-            return seconds
-    return float("nan")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     parser.add_argument("--threads", nargs="+", type=int, default=None,
                         help="thread counts (default 1 2 4 8 16 up to the core count)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
+                        help="one 1-thread / k-thread pair of runs per seed (default 0 1 2)")
     parser.add_argument("--out", default=None, help="write the curves as a results folder here")
     args = parser.parse_args(argv)
     n_cores = cores()
     counts = args.threads or [k for k in (1, 2, 4, 8, 16) if k <= n_cores]
     if 1 not in counts:
         counts = [1] + counts
-    print(f"cores available: {n_cores}; thread counts: {counts}; load average before: "
-          f"{open('/proc/loadavg').read().split()[:3] if os.path.exists('/proc/loadavg') else 'n/a'}")
+    print(f"cores available: {n_cores}; thread counts: {counts}; seeds: {args.seeds}; load average "
+          f"before: {load_average()}")
     run = None
     if args.out:
         from kernelbench.results import Run
         run = Run.create(args.out, "gu_speedup", {"datasets": args.datasets, "threads": counts,
-                                                  "seed": args.seed})
+                                                  "seeds": args.seeds})
     for name in args.datasets:
         data, params = load(name)
-        results, cpu = {}, {}
-        for k in counts:
-            target = results[1][-1][1] if k != 1 else None
-            points, est = curve(data, params, k, args.seed, target)
-            results[k] = points
-            cpu[k] = getattr(est, "pass_cpu_seconds_", float("nan"))
-            if run is not None:
-                for it, (seconds, value) in enumerate(points):
-                    run.append({"experiment": "gu_speedup", "dataset": name, "algorithm": "asydsskl",
-                                "params": {**params, "threads": k}, "trial": 0, "seed": args.seed,
-                                "iteration": it, "train_seconds": seconds, "objective": value,
-                                "threads": k, "n_features": est.n_random_features_,
-                                "status": "ok", "final": int(it == len(points) - 1)})
-        final_1, total_1 = results[1][-1][1], results[1][-1][0]
-        print(f"\n{name} (n = {data.X_train.shape[0]}): 1-thread final objective {final_1:.6f} "
-              f"after {total_1:.2f} s")
-        for k in counts:
-            reach = time_to_reach(results[k], final_1)
-            passes = min(len(results[k]) - 1, len(results[1]) - 1)
-            total = results[k][passes][0]            # time for the same work (one pass)
-            print(f"  threads={k:2d}: total {total:7.2f} s (work ratio {total_1 / total:5.2f}x), final "
-                  f"objective {results[k][passes][1]:.6f}, reaches the 1-thread final objective at "
-                  f"{reach:7.2f} s -> speedup {total_1 / reach:5.2f}x; CPU seconds of the pass "
-                  f"{cpu[k]:.2f} (x{cpu[k] / cpu[1]:.2f} of 1 thread: the parallel overhead, load-independent)")
+        print(f"\n{name} (n = {data.X_train.shape[0]}; {params})")
+        speedups = {k: [] for k in counts}
+        for seed in args.seeds:
+            results, cpu, fitted = {}, {}, {}
+            for k in counts:
+                target = results[1][-1][1] if k != 1 else None
+                results[k], fitted[k] = curve(data, params, k, seed, target)
+                cpu[k] = getattr(fitted[k], "pass_cpu_seconds_", float("nan"))
+                if run is not None:
+                    for it, (seconds, value) in enumerate(results[k]):
+                        run.append({"experiment": "gu_speedup", "dataset": name, "algorithm": "asydsskl",
+                                    "params": {**params, "threads": k}, "trial": seed, "seed": seed,
+                                    "iteration": it, "train_seconds": seconds, "objective": value,
+                                    "threads": k, "n_features": fitted[k].n_random_features_,
+                                    "status": "ok", "final": int(it == len(results[k]) - 1)})
+            final_1, total_1 = results[1][-1][1], results[1][-1][0]
+            print(f"  seed {seed}: 1-thread final objective {final_1:.6f} after {total_1:.2f} s")
+            for k in counts[1:]:
+                reach = time_to_reach(*zip(*results[k]), final_1)
+                passes = len(results[1]) - 1
+                total = results[k][passes][0]            # time for the same work (one pass)
+                speedups[k].append(total_1 / reach)
+                print(f"    threads={k:2d}: one pass {total:6.2f} s (work ratio {total_1 / total:4.2f}x), "
+                      f"objective after it {results[k][passes][1]:.6f}; reaches the 1-thread final "
+                      f"objective at {reach:6.2f} s -> speedup {total_1 / reach:4.2f}x; CPU seconds of "
+                      f"the pass {cpu[k]:.2f} (x{cpu[k] / cpu[1]:.2f} of 1 thread's {cpu[1]:.2f})")
+        for k in counts[1:]:
+            values = np.array(speedups[k])
+            print(f"  {name}, {k} threads: speedup median {np.median(values):.2f}x, min {values.min():.2f}x, "
+                  f"max {values.max():.2f}x over {len(values)} seeds")
     if run is not None:
         run.finish("finished")
         print(f"\ncurves written to {run.path}")
-    print(f"load average after: {open('/proc/loadavg').read().split()[:3] if os.path.exists('/proc/loadavg') else 'n/a'}")
+    print(f"load average after: {load_average()}")
+
+
+def load_average():
+    return os.getloadavg()[:3] if hasattr(os, "getloadavg") else "n/a"
 
 
 if __name__ == "__main__":

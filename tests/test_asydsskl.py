@@ -66,22 +66,25 @@ def test_gu_loss_curvature_bounds_second_derivative(name):
 # ---- the compiled solver against the NumPy reference ---------------------------------------------
 def _reference_phi(X, est, rounds):
     """Φ columns of every feature the run can use (ids round·R + k), ω from tests/reference.py,
-    evaluated by the estimator's float32 feature map (checked separately below)."""
+    evaluated by the estimator's float32 feature map (checked separately below) and, for half
+    storage, rounded to float16 by NumPy (an independent conversion)."""
     R = est.features_per_round
     cols = []
     for r in range(rounds):
         W, b = reference.feature_block(est._feature_seed, r, R, X.shape[1], gamma=est.gamma_)
         cols.append(_features(X.astype(np.float32), W.astype(np.float32), b.astype(np.float32)))
-    return np.hstack(cols).astype(np.float64)
+    Phi = np.hstack(cols)
+    return (Phi.astype(np.float16) if est.feature_dtype == "float16" else Phi).astype(np.float64)
 
 
+@pytest.mark.parametrize("feature_dtype", ["float32", "float16"])
 @pytest.mark.parametrize("loss", ["logistic", "smooth_hinge", "sigmoid"])
-def test_one_thread_matches_numpy_reference_step_for_step(loss):
+def test_one_thread_matches_numpy_reference_step_for_step(loss, feature_dtype):
     X, y = _binary(n=200, d=4)
     rounds, S = 3, 2
     est = AsyDSSKLClassifier(loss=loss, gamma=0.5, C=0.05, rounds=rounds, features_per_round=12,
                              outer_loops=S, inner_steps=1100, batch_size=3, step=0.8, threads=1,
-                             random_state=3)
+                             feature_dtype=feature_dtype, random_state=3)
     est.begin(X, y)
     Phi_all = _reference_phi(X, est, rounds)
     yy = np.where(y == est.classes_[1], 1.0, -1.0)
@@ -106,17 +109,23 @@ def test_one_thread_matches_numpy_reference_step_for_step(loss):
     assert a == est.n_random_features_ == est.counters()["working_set"]
 
 
-def test_feature_matrix_matches_reference_generator():
-    """Φ held by the solver = √2 cos(ωx + b) with ω, b from the independent NumPy generator."""
+@pytest.mark.parametrize("feature_dtype", ["float32", "float16"])
+def test_feature_matrix_matches_reference_generator(feature_dtype):
+    """Φ held by the solver = √2 cos(ωx + b) with ω, b from the independent NumPy generator (to
+    float32 accuracy, or to half precision: |error| ≤ 2⁻¹¹|φ| + float32 error)."""
     X, y = _binary(n=100, d=6)
     est = AsyDSSKLClassifier(gamma=0.3, rounds=1, features_per_round=20, outer_loops=1, inner_steps=10,
-                             random_state=0)
+                             feature_dtype=feature_dtype, random_state=0)
     est.begin(X, y)
     est.run(1)   # round 0 added; nothing dropped before the end of the round (S = 1: dropped now)
     W, b, Phi = ref.features(X, est._feature_seed, 0, 20, "rbf", 0.3)
     np.testing.assert_allclose(est.omega_, W[est.feature_ids_], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(est.phase_, b[est.feature_ids_], rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(est._phi[:, :est.n_random_features_], Phi[:, est.feature_ids_], atol=2e-5)
+    held = est.feature_matrix_.astype(np.float64)
+    assert held.dtype == np.float64 and est.feature_matrix_.dtype == np.dtype(feature_dtype)
+    truth = Phi[:, est.feature_ids_]
+    tolerance = 2e-5 + (2.0 ** -11 * np.abs(truth) if feature_dtype == "float16" else 0.0)
+    assert np.all(np.abs(held - truth) <= tolerance)
     # and the model's decision function is Σ w_h φ_h(x) on the kept features
     np.testing.assert_allclose(est.decision_function(X), Phi[:, est.feature_ids_] @ est.coef_, atol=1e-4)
 
@@ -136,14 +145,16 @@ def _scipy_l1_optimum(Phi, y, lam, loss):
     return res.x[:a] - res.x[a:], res.fun
 
 
+@pytest.mark.parametrize("feature_dtype", ["float32", "float16"])
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
-def test_converges_to_the_scipy_optimum_on_a_small_convex_problem(loss):
+def test_converges_to_the_scipy_optimum_on_a_small_convex_problem(loss, feature_dtype):
     """One round of Algorithm 1 (A fixed: 24 features) with many SVRG outer loops solves the
-    convex problem (4); its objective and weights match scipy's on the same features."""
+    convex problem (4); its objective and weights match scipy's on the same features (for half
+    storage: the half-rounded features, the problem the solver is given)."""
     X, y = _binary(n=240, d=3, seed=5)
     est = AsyDSSKLClassifier(loss=loss, gamma=0.4, C=0.1, rounds=1, features_per_round=24,
                              outer_loops=60, inner_steps=2000, batch_size=4, step=0.5 if loss == "logistic" else 0.1, threads=1,
-                             random_state=7)
+                             feature_dtype=feature_dtype, random_state=7)
     est.begin(X, y)
     Phi = _reference_phi(X, est, 1)
     yy = np.where(y == est.classes_[1], 1.0, -1.0)
@@ -157,11 +168,12 @@ def test_converges_to_the_scipy_optimum_on_a_small_convex_problem(loss):
     assert np.sum(w_opt == 0) >= 1 and np.array_equal(w == 0, np.abs(w_opt) < 1e-6)
 
 
-def test_two_threads_reach_the_same_optimum():
+@pytest.mark.parametrize("feature_dtype", ["float32", "float16"])
+def test_two_threads_reach_the_same_optimum(feature_dtype):
     """Lock-free with 2 threads: nondeterministic, but the same convex problem is solved."""
     X, y = _binary(n=240, d=3, seed=5)
     kw = dict(gamma=0.4, C=0.1, rounds=1, features_per_round=24, outer_loops=60, inner_steps=2000,
-              batch_size=4, step=0.5, random_state=7)
+              batch_size=4, step=0.5, feature_dtype=feature_dtype, random_state=7)
     one = AsyDSSKLClassifier(threads=1, **kw).fit(X, y)
     two = AsyDSSKLClassifier(threads=2, **kw).fit(X, y)
     assert two.objective(X, y) == pytest.approx(one.objective(X, y), rel=1e-4)
@@ -218,6 +230,8 @@ def test_sklearn_api_and_errors():
         AsyDSSKLClassifier(max_feature_mb=1e-6).fit(X, y)
     with pytest.raises(SolverError, match="step"):
         AsyDSSKLClassifier(step=-1.0).fit(X, y)
+    with pytest.raises(SolverError, match="feature_dtype must be one of"):
+        AsyDSSKLClassifier(feature_dtype="float64").fit(X, y)
     est.fit(X, y)
     assert set(est.predict(X)) <= set(np.unique(y))
     assert not hasattr(est, "_phi")              # finish() dropped the training features
@@ -246,7 +260,8 @@ def test_partial_fit_is_refused_clearly():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_fill_features_in_place_matches_numpy_cos(threads, sparse):
     """fill_features writes √2 cos(xω + b) into columns col0..col0+R of a wider Φ (float64 NumPy
-    truth), and leaves every other column untouched."""
+    truth), and leaves every other column untouched. Half storage holds exactly NumPy's float16
+    rounding of the float32 features."""
     import scipy.sparse as sp
     rng = np.random.default_rng(4)
     X = rng.normal(size=(301, 7)).astype(np.float32)
@@ -263,12 +278,52 @@ def test_fill_features_in_place_matches_numpy_cos(threads, sparse):
     assert np.all(Phi[:, :5] == 7.0) and np.all(Phi[:, 18:] == 7.0)
     with pytest.raises(ValueError, match="do not fit"):
         _asydsskl.fill_features(Phi, 30, X, np.ascontiguousarray(W.T), b, threads)
+    half = np.full((301, 40), 7.0, dtype=np.float16).view(np.uint16)
+    _asydsskl.fill_features(half, 5, Xin, np.ascontiguousarray(W.T), b, threads)
+    np.testing.assert_array_equal(half[:, 5:18], Phi[:, 5:18].astype(np.float16).view(np.uint16))
+    assert np.all(half.view(np.float16)[:, :5] == 7.0) and np.all(half.view(np.float16)[:, 18:] == 7.0)
 
 
+def test_half_conversion_is_numpys_on_every_path():
+    """float32 -> half rounding (nearest even; subnormals, overflow, inf, nan) and half -> float in
+    the dot and axpy kernels give NumPy's float16 results on every conversion path this machine has
+    (AVX-512 / AVX2 F16C and the portable bit-level code)."""
+    rng = np.random.default_rng(8)
+    special = [0.0, -0.0, 1e-8, -1e-8, 2.0 ** -24, 1.5 * 2.0 ** -24, 2.0 ** -25, 3 * 2.0 ** -25, 6.1e-5,
+               -6.1e-5, 2.0 ** -14, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11, 65504.0, 65519.0, 65520.0,
+               1e9, np.inf, -np.inf]
+    x = np.concatenate([special, rng.normal(size=5000) * 2.0, rng.normal(size=500) * 1e-5,
+                        np.float32(np.sqrt(2.0)) * np.cos(rng.uniform(0, 7, 2000))]).astype(np.float32)
+    with np.errstate(over="ignore"):                  # 65520, 1e9 -> inf is the point
+        expected = x.astype(np.float16).view(np.uint16)
+    X = rng.normal(size=(64, 3)).astype(np.float32)
+    Phi32 = _features(X, rng.normal(size=(37, 3)), rng.uniform(0, 6, 37))
+    Phi16 = Phi32.astype(np.float16)
+    w = rng.normal(size=37)
+    detected = _asydsskl.half_path()
+    try:
+        for path in range(detected + 1):
+            _asydsskl.set_half_path(path)
+            np.testing.assert_array_equal(_asydsskl.to_half(x), expected, err_msg=f"path {path}")
+            nan_bits = _asydsskl.to_half(np.array([np.nan], dtype=np.float32))
+            assert np.isnan(nan_bits.view(np.float16)[0])
+            z = _asydsskl.predict_features(Phi16.view(np.uint16), 37, w, 1)        # the dot kernel
+            np.testing.assert_allclose(z, Phi16.astype(np.float64) @ w, rtol=1e-12, atol=1e-12)
+            y = np.sign(rng.normal(size=64))
+            dz, grad = np.zeros(64), np.zeros(37)                                   # the axpy kernel
+            _asydsskl.full_gradient(Phi16.view(np.uint16), 37, y, w, GU_LOSSES["squared"], 1.0, dz, grad, 1)
+            np.testing.assert_allclose(grad, Phi16.astype(np.float64).T @ (z - y) / 64, rtol=1e-10, atol=1e-12)
+    finally:
+        _asydsskl.set_half_path(detected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint16])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_compact_columns_in_place_equals_fancy_indexing(threads):
+def test_compact_columns_in_place_equals_fancy_indexing(threads, dtype):
     rng = np.random.default_rng(5)
     Phi = rng.normal(size=(257, 50)).astype(np.float32)
+    if dtype == np.uint16:
+        Phi = Phi.astype(np.float16).view(np.uint16)
     keep = np.sort(rng.choice(37, size=21, replace=False)).astype(np.intp)
     expected = Phi[:, keep].copy()
     untouched = Phi[:, 21:].copy()
@@ -289,4 +344,28 @@ def test_second_pass_grows_the_feature_matrix_and_keeps_the_features_exact():
     est.run(2 * est.steps_per_pass + 1)
     assert est.round_ == 5 and est._phi.shape[1] >= est.n_random_features_
     Phi = np.hstack([ref.features(X, est._feature_seed, r, 10, "rbf", 0.5)[2] for r in range(5)])
-    np.testing.assert_allclose(est._phi[:, :est.n_random_features_], Phi[:, est.feature_ids_], atol=2e-5)
+    np.testing.assert_allclose(est.feature_matrix_, Phi[:, est.feature_ids_], atol=2e-5)
+
+
+def test_speedup_figure_reads_per_seed_bench_rows():
+    """Gu et al. Fig. 2 from scripts/bench_asydsskl.py rows: T_1 / T_k per seed, where T_k is the
+    first time the k-thread curve reaches the same seed's 1-thread final objective."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from kernelbench.figures.gu_asydsskl import speedup, thread_speedups
+
+    rows = []
+    for seed, (t_two, floor) in enumerate([(2.0, 0.5), (2.5, 0.5), (4.0, 0.6)]):
+        for it in range(6):          # 1 thread: objective 1/(it+1) at it seconds -> final 1/6 at 5 s
+            rows.append(dict(seed=seed, threads=1, iteration=it, train_seconds=float(it), objective=1 / (it + 1)))
+        for it in range(8):          # 2 threads: same curve, `t_two`× faster; the last seed stalls
+            value = 1 / (it + 1) if seed < 2 else max(1 / (it + 1), floor)
+            rows.append(dict(seed=seed, threads=2, iteration=it, train_seconds=it / t_two, objective=value))
+    df = pd.DataFrame(rows).assign(experiment="gu_speedup", dataset="ijcnn1", algorithm="asydsskl",
+                                   status="ok", run_id="r", fold=np.nan)
+    got = thread_speedups(df)
+    assert got[1] == [1.0, 1.0, 1.0]
+    assert got[2][:2] == [2.0, 2.5] and np.isnan(got[2][2])          # never reached: nan, not a number
+    assert speedup(df) is not None

@@ -4,7 +4,7 @@
 
 Problem (4) over the working set A of random features (|A| = a):
     P(w) = (1/l) Σ_i ℓ(Φ_i·w, y_i) + λ ‖w‖₁,      Φ_ih = √2 cos(ω_h·x_i + b_h)
-The solver keeps Φ of the working set as a float32 matrix (l × capacity, row-major, capacity = M·R
+The solver keeps Φ of the working set as a float32 or half matrix (l × capacity, row-major, capacity = M·R
 preallocated once: row i holds φ_A(x_i) contiguously in its first |A| entries; every loop reads
 only those). Each round of Algorithm 1 fills the R new columns in place (`fill_features`: phases
 x_i·ω, SIMD cos, all rows in parallel) and the drop of zero weights compacts the kept columns in
@@ -24,8 +24,10 @@ no lock. One inner step:
     z_b = Φ_{i_b}·ŵ   (ŵ: w as read now, possibly mid-update by another thread)
     v_j = (1/B) Σ_b (ℓ'(z_b, y_b) − d̃_b) Φ_{i_b j} + g̃_j                       line 9
     w_j ← soft_threshold(ŵ_j − (γ/L_max) v_j, (γ/L_max) λ)                   line 10 (prox of λ|·|)
-COST PER INNER STEP: O(B·a) multiply-adds (B dot products of a float32 row of Φ with w, SIMD) plus
-O(B) loss derivatives and O(1) for the update; memory traffic B·a·4 bytes (B rows of Φ).
+COST PER INNER STEP: O(B·a) multiply-adds (B dot products of a row of Φ with w, SIMD) plus
+O(B) loss derivatives and O(1) for the update; memory traffic B·a·4 bytes (B rows of Φ), or
+B·a·2 bytes with half-precision storage (`feature_t = kb_half`, converted by F16C in the dot):
+the rows come from DRAM at random, so the bytes per row set the speed.
 
 Races (the paper's point: no mutex, no atomic on w): a thread reads w while others write single
 coordinates. Each w_j is one aligned 8-byte double, so a read sees either the old or the new value
@@ -53,8 +55,17 @@ from kernelbench.solvers._losses cimport gu_loss_derivative, gu_loss_value
 
 cdef extern from "_simd.h" nogil:
     int KB_OPENMP
+    ctypedef unsigned short kb_half
     double kb_dot_f32(const float* z, const double* a, Py_ssize_t n)
+    double kb_dot_f16(const kb_half* z, const double* a, Py_ssize_t n)
+    void kb_axpy_f32(double* acc, double s, const float* z, Py_ssize_t n)
+    void kb_axpy_f16(double* acc, double s, const kb_half* z, Py_ssize_t n)
+    void kb_store_f16(kb_half* dst, const float* src, Py_ssize_t n)
+    float kb_half_to_float(kb_half h)
     void kb_cos_shift_f32(float* z, const float* shift, Py_ssize_t n)
+    void kb_half_init()
+    int kb_half_path()
+    void kb_set_half_path(int level)
 
 cdef extern from *:
     """
@@ -67,6 +78,58 @@ cdef extern from *:
     void KB_PREFETCH(const void* p) noexcept nogil
 
 OPENMP_BUILD = bool(KB_OPENMP)   # tests fail if a prange module was built without OpenMP
+kb_half_init()                   # pick the half-precision conversion path once (F16C width)
+HALF_PATH_DETECTED = kb_half_path()
+
+# Φ is stored as float32 or as IEEE half (uint16 bits; `feature_dtype='float16'`): one fused code
+# path, the element type only changes how a row is read (dot, axpy, one value) and written.
+ctypedef fused feature_t:
+    float
+    kb_half
+
+
+cdef inline double _dot(const feature_t* row, const double* w, Py_ssize_t a) noexcept nogil:
+    if feature_t is float:
+        return kb_dot_f32(row, w, a)
+    else:
+        return kb_dot_f16(row, w, a)
+
+
+cdef inline void _axpy(double* acc, double s, const feature_t* row, Py_ssize_t a) noexcept nogil:
+    if feature_t is float:
+        kb_axpy_f32(acc, s, row, a)
+    else:
+        kb_axpy_f16(acc, s, row, a)
+
+
+cdef inline double _value(feature_t v) noexcept nogil:
+    if feature_t is float:
+        return v
+    else:
+        return kb_half_to_float(v)
+
+
+def half_path():
+    """The half-precision conversion path in use: 0 portable, 1 AVX2 + F16C, 2 AVX-512 + F16C."""
+    return kb_half_path()
+
+
+def set_half_path(int level):
+    """Force a conversion path (tests compare the bits of every path); returns the previous one."""
+    cdef int previous = kb_half_path()
+    if level < 0 or level > HALF_PATH_DETECTED:
+        raise ValueError(f"half path {level} is not available here (0..{HALF_PATH_DETECTED})")
+    kb_set_half_path(level)
+    return previous
+
+
+def to_half(const float[::1] x):
+    """float32 -> IEEE half bits (uint16), round to nearest even, by the solver's own conversion."""
+    out = np.empty(x.shape[0], dtype=np.uint16)
+    cdef kb_half[::1] o = out
+    if x.shape[0]:
+        kb_store_f16(&o[0], &x[0], x.shape[0])
+    return out
 
 cdef enum:
     STATUS_OK = 0
@@ -126,11 +189,33 @@ cdef inline void _finish_row(float* row, const float* b, Py_ssize_t R) noexcept 
         row[k] = row[k] * SQRT2_F
 
 
-def fill_features(float[:, ::1] Phi, Py_ssize_t col0, X, const float[:, ::1] Wt, const float[::1] b,
+cdef inline float* _phase_row(feature_t* dst, float* scratch, Py_ssize_t R) noexcept nogil:
+    """Where a row's R phases are accumulated, zeroed: Φ's row itself (float32), or this thread's
+    scratch row (half storage; `scratch` holds threads × (R + PAD) floats)."""
+    cdef float* row
+    if feature_t is float:
+        row = dst
+    else:
+        row = scratch + threadid() * (R + PAD)
+    memset(row, 0, R * sizeof(float))
+    return row
+
+
+cdef inline void _store_row(feature_t* dst, const float* src, Py_ssize_t R) noexcept nogil:
+    """The finished float32 features into Φ's row (rounded to nearest-even for half storage)."""
+    if feature_t is float:
+        if dst != src:
+            memcpy(dst, src, R * sizeof(float))
+    else:
+        kb_store_f16(dst, src, R)
+
+
+def fill_features(feature_t[:, ::1] Phi, Py_ssize_t col0, X, const float[:, ::1] Wt, const float[::1] b,
                   int threads):
     """Alg. 1 line 3 in place: Φ[i, col0:col0+R] = √2 cos(x_i·ω_k + b_k), k < R, for every row,
     rows in parallel. X: dense C-contiguous float32 (n × d) or CSR float32; Wt = ωᵀ (d × R, so the
-    innermost loop runs over k contiguously and vectorises)."""
+    innermost loop runs over k contiguously and vectorises). The features are computed in float32
+    (in the row itself, or in a per-thread scratch row for half storage) and then stored."""
     cdef Py_ssize_t n = Phi.shape[0], R = Wt.shape[1], d = Wt.shape[0], i, k, p, dd
     cdef float xv
     cdef float* row
@@ -141,35 +226,37 @@ def fill_features(float[:, ::1] Phi, Py_ssize_t col0, X, const float[:, ::1] Wt,
         return
     if col0 < 0 or col0 + R > Phi.shape[1] or b.shape[0] != R:
         raise ValueError(f"fill_features: columns {col0}..{col0 + R} do not fit Φ ({Phi.shape[1]} columns)")
+    scratch_array = np.empty(0 if feature_t is float else threads * (R + PAD), dtype=np.float32)
+    cdef float[::1] scratch = scratch_array
     if hasattr(X, "indptr"):                  # CSR: only the non-zeros of x_i (rcv1-like data)
         data, indices, indptr = X.data, X.indices, X.indptr
         with nogil:
             for i in prange(n, num_threads=threads, schedule="static"):
-                row = &Phi[i, col0]
-                memset(row, 0, R * sizeof(float))
+                row = _phase_row(&Phi[i, col0], &scratch[0] if feature_t is not float else NULL, R)
                 for p in range(indptr[i], indptr[i + 1]):
                     xv = data[p]
                     dd = indices[p]
                     for k in range(R):
                         row[k] += xv * Wt[dd, k]
                 _finish_row(row, &b[0], R)
+                _store_row(&Phi[i, col0], row, R)
     else:
         Xd = X
         if Xd.shape[0] != n or Xd.shape[1] != d:
             raise ValueError("fill_features: X and Φ / ω shapes disagree")
         with nogil:
             for i in prange(n, num_threads=threads, schedule="static"):
-                row = &Phi[i, col0]
-                memset(row, 0, R * sizeof(float))
+                row = _phase_row(&Phi[i, col0], &scratch[0] if feature_t is not float else NULL, R)
                 for dd in range(d):
                     xv = Xd[i, dd]
                     if xv != 0:
                         for k in range(R):
                             row[k] += xv * Wt[dd, k]
                 _finish_row(row, &b[0], R)
+                _store_row(&Phi[i, col0], row, R)
 
 
-def zero_rows(float[:, ::1] Phi, int threads):
+def zero_rows(feature_t[:, ::1] Phi, int threads):
     """Φ = 0, rows in parallel: the first touch of a freshly allocated Φ (page faults, zeroing)
     happens here, at set-up, on all threads — not row by row inside the first timed round."""
     cdef Py_ssize_t n = Phi.shape[0], ld = Phi.shape[1], i
@@ -177,10 +264,10 @@ def zero_rows(float[:, ::1] Phi, int threads):
         return
     with nogil:
         for i in prange(n, num_threads=threads, schedule="static"):
-            memset(&Phi[i, 0], 0, ld * sizeof(float))
+            memset(&Phi[i, 0], 0, ld * sizeof(feature_t))
 
 
-def copy_columns(float[:, ::1] dst, const float[:, ::1] src, Py_ssize_t a, int threads):
+def copy_columns(feature_t[:, ::1] dst, const feature_t[:, ::1] src, Py_ssize_t a, int threads):
     """dst[i, :a] = src[i, :a] for every row, rows in parallel (Φ grown past its capacity)."""
     cdef Py_ssize_t n = src.shape[0], i
     if dst.shape[0] != n or a > dst.shape[1] or a > src.shape[1]:
@@ -189,15 +276,15 @@ def copy_columns(float[:, ::1] dst, const float[:, ::1] src, Py_ssize_t a, int t
         return
     with nogil:
         for i in prange(n, num_threads=threads, schedule="static"):
-            memcpy(&dst[i, 0], &src[i, 0], a * sizeof(float))
+            memcpy(&dst[i, 0], &src[i, 0], a * sizeof(feature_t))
 
 
-def compact_columns(float[:, ::1] Phi, const Py_ssize_t[::1] keep, int threads):
+def compact_columns(feature_t[:, ::1] Phi, const Py_ssize_t[::1] keep, int threads):
     """Alg. 1 line 5 in place: Φ[i, :len(keep)] = Φ[i, keep] for every row, rows in parallel.
     keep is increasing, so keep[k] ≥ k and a forward copy within a row never overwrites a column
     it still has to read."""
     cdef Py_ssize_t n = Phi.shape[0], a = keep.shape[0], i, k
-    cdef float* row
+    cdef feature_t* row
     for k in range(a):
         if keep[k] < k or keep[k] >= Phi.shape[1] or (k > 0 and keep[k] <= keep[k - 1]):
             raise ValueError("compact_columns: keep must be increasing column indices of Φ")
@@ -210,7 +297,7 @@ def compact_columns(float[:, ::1] Phi, const Py_ssize_t[::1] keep, int threads):
                 row[k] = row[keep[k]]
 
 
-def full_gradient(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, const double[::1] w,
+def full_gradient(const feature_t[:, ::1] Phi, Py_ssize_t a, const double[::1] y, const double[::1] w,
                   int loss, double sigma, double[::1] dz, double[::1] grad, int threads):
     """Alg. 2 line 4 at the snapshot w: dz_i = ℓ'(Φ_i·w, y_i), grad = (1/l) Φ[:, :a]ᵀ dz.
     Returns (mean loss at w, status)."""
@@ -224,7 +311,7 @@ def full_gradient(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, co
     cdef Py_ssize_t chunk, i, k, r0, r1, t
     cdef double zi, di, total
     cdef double* mine
-    cdef const float* row
+    cdef const feature_t* row
     cdef int status = STATUS_OK
     if n == 0:
         return 0.0, status
@@ -236,12 +323,11 @@ def full_gradient(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, co
             r1 = min(n, r0 + ROW_CHUNK)
             for i in range(r0, r1):
                 row = &Phi[0, 0] + i * ld
-                zi = kb_dot_f32(row, &w[0], a)
+                zi = _dot(row, &w[0], a)
                 di = gu_loss_derivative(loss, zi, y[i], sigma)
                 dz[i] = di
                 loss_sum[t * PAD] += gu_loss_value(loss, zi, y[i], sigma)
-                for k in range(a):
-                    mine[k] += di * row[k]
+                _axpy(mine, di, row, a)
         total = 0.0
         for t in range(threads):
             total = total + loss_sum[t * PAD]
@@ -255,7 +341,7 @@ def full_gradient(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, co
     return total / n, status
 
 
-cdef int _thread_steps(const float* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t a,
+cdef int _thread_steps(const feature_t* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t a,
                        const double* y, double* w, const double* dz, const double* grad,
                        int loss, double sigma, double eta, double threshold, Py_ssize_t batch,
                        Py_ssize_t steps, uint64_t key) noexcept nogil:
@@ -263,7 +349,8 @@ cdef int _thread_steps(const float* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t
     cdef Py_ssize_t t, b, i, j, line
     cdef uint64_t c, c_next
     cdef double acc, zi, v, u
-    cdef const float* row
+    cdef const feature_t* row
+    cdef Py_ssize_t row_lines = (a * sizeof(feature_t) + 63) // 64     # cache lines of a row's |A| entries
     for t in range(steps):
         c = <uint64_t>t * <uint64_t>(batch + 1)
         if t + 1 < steps:
@@ -273,15 +360,15 @@ cdef int _thread_steps(const float* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t
             c_next = c + <uint64_t>(batch + 1)
             for b in range(batch):
                 row = Phi + <Py_ssize_t>(draw(key, c_next + 1 + b) % <uint64_t>n) * ld
-                for line in range(min(PREFETCH_LINES, (a + 15) // 16)):
-                    KB_PREFETCH(row + 16 * line)
+                for line in range(min(PREFETCH_LINES, row_lines)):
+                    KB_PREFETCH(<const char*>row + 64 * line)
         j = <Py_ssize_t>(draw(key, c) % <uint64_t>a)                      # line 8
         acc = 0.0
         for b in range(batch):                                            # line 7 (with replacement)
             i = <Py_ssize_t>(draw(key, c + 1 + b) % <uint64_t>n)
             row = Phi + i * ld
-            zi = kb_dot_f32(row, w, a)                                    # Φ_i·ŵ, read without lock
-            acc += (gu_loss_derivative(loss, zi, y[i], sigma) - dz[i]) * row[j]
+            zi = _dot(row, w, a)                                          # Φ_i·ŵ, read without lock
+            acc += (gu_loss_derivative(loss, zi, y[i], sigma) - dz[i]) * _value(row[j])
         v = acc / batch + grad[j]                                         # line 9
         u = w[j] - eta * v
         if not isfinite(u):
@@ -290,7 +377,7 @@ cdef int _thread_steps(const float* Phi, Py_ssize_t ld, Py_ssize_t n, Py_ssize_t
     return STATUS_OK
 
 
-def inner_loops(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, double[::1] w,
+def inner_loops(const feature_t[:, ::1] Phi, Py_ssize_t a, const double[::1] y, double[::1] w,
                 const double[::1] dz, const double[::1] grad, int loss, double sigma, double eta,
                 double threshold, Py_ssize_t batch, Py_ssize_t total_steps, uint64_t rng_seed,
                 uint64_t outer_index, int threads):
@@ -317,7 +404,7 @@ def inner_loops(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] y, doub
     return int(status_array.max())
 
 
-def predict_features(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] w, int threads):
+def predict_features(const feature_t[:, ::1] Phi, Py_ssize_t a, const double[::1] w, int threads):
     """Φ[:, :a]·w (the shared prediction of every training row), in parallel."""
     cdef Py_ssize_t n = Phi.shape[0], ld = Phi.shape[1], i
     out = np.zeros(n)
@@ -326,7 +413,7 @@ def predict_features(const float[:, ::1] Phi, Py_ssize_t a, const double[::1] w,
         return out
     with nogil:
         for i in prange(n, num_threads=threads, schedule="static"):
-            z[i] = kb_dot_f32(&Phi[0, 0] + i * ld, &w[0], a)
+            z[i] = _dot(&Phi[0, 0] + i * ld, &w[0], a)
     return out
 
 

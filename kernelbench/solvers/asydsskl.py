@@ -45,6 +45,9 @@ REGRESSION_LOSSES = ("correntropy", "squared")
 PHI_MAX_SQ = 2.0            # max φ_h(x)² = (√2 cos)² ≤ 2: L_max = curvature(ℓ) · 2 (Gu et al. (8))
 DIVERGENCE_FACTOR = 1e4    # P(w) > 1e4 · max(1, P(0)) at a snapshot counts as divergence
 PREDICT_ROWS = 512          # rows per chunk when predicting
+# Φ's element type per `feature_dtype`: half precision is held as its uint16 bits (the compiled
+# loops' `kb_half`); `feature_matrix_` shows it as float16
+FEATURE_STORAGE = {"float32": np.dtype(np.float32), "float16": np.dtype(np.uint16)}
 
 
 @dataclass
@@ -67,7 +70,11 @@ class AsyDSSKLParams:
     step: float = doc("γ: the proximal step is γ/L_max (the paper grids γ; 1 stalls at a noise floor "
                       "or diverges on ijcnn1/a9a, 0.2–0.3 works there)", 0.3)
     threads: int = doc("OpenMP threads of the lock-free loops (0 = all cores)", 1)
-    max_feature_mb: float = doc("memory budget of the float32 feature matrix n × |A| (MB); above it "
+    feature_dtype: Literal["float32", "float16"] = doc(
+        "storage of the working-set features Φ: float32, or float16 (IEEE half, rounded to nearest: "
+        "relative error ≤ 2⁻¹¹ per feature, half the memory and half the memory traffic of the "
+        "memory-bound inner loop; the model predicts with unrounded features)", "float32")
+    max_feature_mb: float = doc("memory budget of the feature matrix n × |A| (MB); above it "
                                 "the run is skipped with a message", 4096.0)
 
     def __post_init__(self):
@@ -107,7 +114,7 @@ class _AsyDSSKLBase(IterativeEstimator):
 
     def __init__(self, *, loss="logistic", sigma=1.0, kernel="rbf", gamma="median", C=1.0, rounds=5,
                  features_per_round=256, outer_loops=10, inner_steps=None, batch_size=10, step=0.3,
-                 threads=1, max_feature_mb=4096.0, random_state=None):
+                 threads=1, feature_dtype="float32", max_feature_mb=4096.0, random_state=None):
         self.loss = loss
         self.sigma = sigma
         self.kernel = kernel
@@ -120,6 +127,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         self.batch_size = batch_size
         self.step = step
         self.threads = threads
+        self.feature_dtype = feature_dtype
         self.max_feature_mb = max_feature_mb
         self.random_state = random_state
 
@@ -132,6 +140,8 @@ class _AsyDSSKLBase(IterativeEstimator):
             raise SolverError(f"{type(self).__name__}: loss must be one of {self._losses}, got {self.loss!r}")
         if self.kernel not in KERNELS:
             raise SolverError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        if self.feature_dtype not in FEATURE_STORAGE:
+            raise SolverError(f"feature_dtype must be one of {tuple(FEATURE_STORAGE)}, got {self.feature_dtype!r}")
         for name in ("rounds", "features_per_round", "outer_loops"):
             value = getattr(self, name)
             if not (isinstance(value, (int, np.integer)) and value >= 1):
@@ -145,12 +155,14 @@ class _AsyDSSKLBase(IterativeEstimator):
                 raise SolverError(f"{name} must be a positive number, got {value!r}")
         n = X.shape[0]
         capacity = self.rounds * self.features_per_round     # |A| can reach M·R in one pass
-        need_mb = n * capacity * 4 / 2**20
+        self._storage = FEATURE_STORAGE[self.feature_dtype]
+        need_mb = n * capacity * self._storage.itemsize / 2**20
         if need_mb > self.max_feature_mb:
             raise BudgetExceededError(
-                f"AsyDSSKL keeps the float32 features of its working set (n × rounds·features_per_round "
-                f"= {n} × {capacity}): {need_mb:.0f} MB > max_feature_mb={self.max_feature_mb:g}; "
-                "subsample the data, use fewer features_per_round, or raise max_feature_mb")
+                f"AsyDSSKL keeps the {self.feature_dtype} features of its working set (n × "
+                f"rounds·features_per_round = {n} × {capacity}): {need_mb:.0f} MB > max_feature_mb="
+                f"{self.max_feature_mb:g}; subsample the data, use fewer features_per_round, use "
+                "feature_dtype=float16, or raise max_feature_mb")
         rng = np.random.default_rng(self.random_state)
         self._feature_seed, self._rng_seed = (int(s) for s in rng.integers(2**63, size=2))
         try:
@@ -162,9 +174,14 @@ class _AsyDSSKLBase(IterativeEstimator):
         self.eta_ = self.step / self.lipschitz_                          # γ / L_max
         self.threads_ = resolve_threads(self.threads)
         self.inner_steps_ = int(self.inner_steps) if self.inner_steps is not None else n
+        # One round of headroom when the budget allows: a run that goes on past its pass (a time
+        # budget, or a target objective as in scripts/bench_asydsskl.py) starts round M + 1 without
+        # reallocating and copying Φ (0.2-0.3 s on ijcnn1, a tenth of a 2-thread pass).
+        if n * (capacity + self.features_per_round) * self._storage.itemsize / 2**20 <= self.max_feature_mb:
+            capacity += self.features_per_round
         # Φ of A: n × capacity, row i's first |A| entries are φ_A(x_i) (the compiled loops read
         # only those); allocated once, filled and compacted in place (see _asydsskl.pyx)
-        self._phi = np.empty((n, capacity), dtype=np.float32)
+        self._phi = np.empty((n, capacity), dtype=self._storage)
         _asydsskl.zero_rows(self._phi, self.threads_)    # set-up: page faults here, not in round 1
         self._y = np.ascontiguousarray(self._train_Y.ravel(), dtype=np.float64)
         self._dz = np.zeros(n)
@@ -200,7 +217,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         """Alg. 1 line 3: R new features (block = round, seeded) join A with weight 0."""
         X = self._train_features_input()
         R, a = self.features_per_round, len(self.coef_)
-        need_mb = X.shape[0] * (a + R) * 4 / 2**20
+        need_mb = X.shape[0] * (a + R) * self._storage.itemsize / 2**20
         if need_mb > self.max_feature_mb:       # only reachable past the first pass (more rounds)
             raise BudgetExceededError(
                 f"AsyDSSKL working set would need {need_mb:.0f} MB > max_feature_mb="
@@ -210,7 +227,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         W, b = W.astype(np.float32), b.astype(np.float32)
         if a + R > self._phi.shape[1]:
             # past the first pass only: grow the capacity by M·R columns (a rare serial copy)
-            grown = np.empty((X.shape[0], a + self.rounds * R), dtype=np.float32)
+            grown = np.empty((X.shape[0], a + self.rounds * R), dtype=self._storage)
             _asydsskl.copy_columns(grown, self._phi, a, self.threads_)   # rows in parallel
             self._phi = grown
         # The R new columns are computed in place in Φ (preallocated n × capacity), all rows in
@@ -298,7 +315,11 @@ class _AsyDSSKLBase(IterativeEstimator):
         w = np.sqrt(2.0) * self.coef_[nz]
         result = out[:, 0].copy()
         threads = resolve_threads(self.threads)
-        with threadpool_limits(limits=threads, user_api="blas"):
+        # The phase GEMM of a 512-row chunk is small: BLAS stays on one thread and the threads are
+        # OpenMP's (decision_rows). Multi-threaded BLAS here would also leave its workers spinning
+        # after each call, stealing the cores from the next training loop (+40% training time on
+        # ijcnn1 when predicting between outer loops, as the accuracy-vs-time curves do).
+        with threadpool_limits(limits=1, user_api="blas"):
             for r0 in range(0, X.shape[0], PREDICT_ROWS):
                 Xc = X[r0:r0 + PREDICT_ROWS]
                 Xc = sp.csr_matrix(Xc, dtype=np.float32) if sp.issparse(Xc) else as_dense(Xc, np.float32)
@@ -322,6 +343,12 @@ class _AsyDSSKLBase(IterativeEstimator):
     @property
     def n_nonzero_(self) -> int:
         return int(np.count_nonzero(self.coef_))
+
+    @property
+    def feature_matrix_(self) -> np.ndarray:
+        """Φ of the working set as the solver holds it (n × |A|, float32 or float16; training only)."""
+        phi = self._phi[:, :len(self.coef_)]
+        return phi.view(np.float16) if self._storage == np.uint16 else phi
 
     def counters(self) -> dict:
         return {"n_nonzero": self.n_nonzero_, "working_set": self.n_random_features_,
@@ -366,8 +393,9 @@ class AsyDSSKLRegressor(RegressionMixin, _AsyDSSKLBase):
 
     def __init__(self, *, loss="correntropy", sigma=1.0, kernel="rbf", gamma="median", C=1.0,
                  rounds=5, features_per_round=256, outer_loops=10, inner_steps=None, batch_size=10,
-                 step=0.3, threads=1, max_feature_mb=4096.0, random_state=None):
+                 step=0.3, threads=1, feature_dtype="float32", max_feature_mb=4096.0, random_state=None):
         super().__init__(loss=loss, sigma=sigma, kernel=kernel, gamma=gamma, C=C, rounds=rounds,
                          features_per_round=features_per_round, outer_loops=outer_loops,
                          inner_steps=inner_steps, batch_size=batch_size, step=step, threads=threads,
-                         max_feature_mb=max_feature_mb, random_state=random_state)
+                         feature_dtype=feature_dtype, max_feature_mb=max_feature_mb,
+                         random_state=random_state)
