@@ -4,12 +4,12 @@
 
 Problem (4) over the working set A of random features (|A| = a):
     P(w) = (1/l) Σ_i ℓ(Φ_i·w, y_i) + λ ‖w‖₁,      Φ_ih = √2 cos(ω_h·x_i + b_h)
-The solver keeps Φ of the working set as a float32 or half matrix (l × capacity, row-major, capacity = M·R
-preallocated once: row i holds φ_A(x_i) contiguously in its first |A| entries; every loop reads
-only those). Each round of Algorithm 1 fills the R new columns in place (`fill_features`: phases
-x_i·ω, SIMD cos, all rows in parallel) and the drop of zero weights compacts the kept columns in
-place row by row in parallel (`compact_columns`): no serial O(l·|A|) copy between rounds (Amdahl).
-It also keeps the
+The solver keeps Φ of the working set as a float32 or half matrix (l × capacity, row-major, capacity
+(M + 1)·R preallocated once — one pass of Algorithm 1 and one round of headroom: row i holds φ_A(x_i)
+contiguously in its first |A| entries; every loop reads only those). Each round of Algorithm 1
+fills the R new columns in place (`fill_features`: phases x_i·ω, SIMD cos, all rows in parallel)
+and the drop of zero weights compacts the kept columns in place row by row in parallel
+(`compact_columns`): no serial O(l·|A|) copy between rounds (Amdahl). It also keeps the
 shared coefficient vector w (float64), and from the SVRG snapshot w̃ the derivatives
 d̃_i = ℓ'(Φ_i·w̃, y_i) and the full gradient g̃ = (1/l) Φᵀ d̃.
 
