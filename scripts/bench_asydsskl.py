@@ -97,8 +97,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     n_cores = cores()
     counts = args.threads or [k for k in (1, 2, 4, 8, 16) if k <= n_cores]
-    if 1 not in counts:
-        counts = [1] + counts
+    counts = sorted(set(counts) | {1})           # the 1-thread run first: it sets each seed's target
     print(f"cores available: {n_cores}; thread counts: {counts}; seeds: {args.seeds}; load average "
           f"before: {load_average()}")
     run = None
@@ -136,8 +135,9 @@ def main(argv=None):
                       f"the pass {cpu[k]:.2f} (x{cpu[k] / cpu[1]:.2f} of 1 thread's {cpu[1]:.2f})")
         for k in counts[1:]:
             values = np.array(speedups[k])
-            print(f"  {name}, {k} threads: speedup median {np.median(values):.2f}x, min {values.min():.2f}x, "
-                  f"max {values.max():.2f}x over {len(values)} seeds")
+            print(f"  {name}, {k} threads: speedup median {np.nanmedian(values):.2f}x, min "
+                  f"{np.nanmin(values):.2f}x, max {np.nanmax(values):.2f}x over {len(values)} seeds "
+                  f"({int(np.isnan(values).sum())} never reached the target)")
     if run is not None:
         run.finish("finished")
         print(f"\ncurves written to {run.path}")
