@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 
 STAMP   := $(VENV)/.installed
-SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h)
+SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
 .PHONY: install demo test bench figures report clean
 
@@ -26,13 +26,15 @@ test: install
 	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
+	$(BIN)/python -c "import sklearnex" 2>/dev/null || $(BIN)/python -m pip install -e ".[test,bench]" \
+	  || echo "make bench: scikit-learn-intelex did not install; bench_fullscale.py runs without oneDAL's SVC"
 	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done
 
 figures: install
 	$(BIN)/kernelbench figures results --out results/figures
 
 clean:
-	rm -rf build $(VENV) kernelbench/solvers/*.c kernelbench/solvers/*.so
+	rm -rf build $(VENV) kernelbench/solvers/*.c kernelbench/solvers/*.so kernelbench/data/*.c kernelbench/data/*.so
 
 report: install
 	$(BIN)/kernelbench report results --out results

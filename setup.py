@@ -19,6 +19,8 @@ from setuptools._distutils.errors import CompileError, LinkError
 from setuptools._distutils.sysconfig import customize_compiler
 
 SOLVERS = "kernelbench/solvers"
+# Folders whose _*.pyx files are compiled cores: the solvers, and the data layer's text parser.
+COMPILED = (SOLVERS, "kernelbench/data")
 
 
 def openmp_flags():
@@ -55,8 +57,8 @@ compile_args = ["-O3", "-fno-math-errno"] + omp_compile if os.name != "nt" else 
 link_args = omp_link if os.name != "nt" else []
 
 
-def extension(name):
-    return Extension(f"kernelbench.solvers.{name}", [f"{SOLVERS}/{name}.pyx"],
+def extension(folder, name):
+    return Extension(f"{folder.replace('/', '.')}.{name}", [f"{folder}/{name}.pyx"],
                      include_dirs=[SOLVERS], extra_compile_args=compile_args,
                      libraries=["m"] if os.name != "nt" else [],  # libm.so also pulls in libmvec (SIMD cos)
                      extra_link_args=link_args)
@@ -73,17 +75,18 @@ class build_py_with_registry(build_py):
 
 
 def extension_names():
-    """Every kernelbench/solvers/_*.pyx is a compiled core. KERNELBENCH_BUILD_ONLY=_a,_b limits a
-    developer's in-place rebuild to those modules (installs always build all)."""
-    names = sorted(f[:-4] for f in os.listdir(SOLVERS) if f.startswith("_") and f.endswith(".pyx"))
+    """(folder, name) of every compiled core: each _*.pyx in COMPILED. KERNELBENCH_BUILD_ONLY=_a,_b
+    limits a developer's in-place rebuild to those modules (installs always build all)."""
+    names = sorted((folder, f[:-4]) for folder in COMPILED for f in os.listdir(folder)
+                   if f.startswith("_") and f.endswith(".pyx"))
     only = os.environ.get("KERNELBENCH_BUILD_ONLY")
-    return [n for n in names if n in only.split(",")] if only else names
+    return [(d, n) for d, n in names if n in only.split(",")] if only else names
 
 
 setup(
     cmdclass={"build_py": build_py_with_registry},
     ext_modules=cythonize(
-        [extension(n) for n in extension_names()],
+        [extension(d, n) for d, n in extension_names()],
         compiler_directives={"language_level": 3},
         include_path=["."],
     ),

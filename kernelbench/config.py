@@ -27,6 +27,17 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
                       (uncentred) is used                                            (default null)
       task            null | binary | multiclass | regression: treat the labels as this task
                       instead of the registry's (Gu et al. fit multi-class sets as regression)
+      dtype           float64 | float32: the features' type (float32 halves the parsed cache and
+                      the memory of a big set)                                   (default float64)
+      strict          bool: refuse a file with defects the loader would repair (a value glued to
+                      the next index, CRLF, blank lines, no final newline)        (default false)
+    with `name: synthetic` (kernelbench/data/synthetic.py; a generated replica, Bayes error known):
+      shape           susy | higgs | hepmass                                      (default susy)
+      n               training rows                       (default: the published training size)
+      n_test          test rows (`test: official`)         (default: the published test size,
+                      at most n // 4 when n is given)
+      noise           label noise in [0, 0.5) = the Bayes error            (default: per shape)
+      data_seed       int >= 0: the data's seed, independent of the trials' seeds    (default 0)
     algorithm       required: {name: ..., params: {...}} (or just the name as a string).
                     params are checked against the algorithm's parameter dataclass: unknown
                     names, wrong types and values outside a Literal are refused. Parameters not
@@ -89,7 +100,11 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate")
-DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca", "task")
+DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca", "task",
+                "dtype", "strict")
+SYNTHETIC = "synthetic"
+SYNTHETIC_KEYS = ("shape", "n", "n_test", "noise", "data_seed")
+DTYPES = ("float64", "float32")
 TASKS = ("binary", "multiclass", "regression")
 ALGORITHM_KEYS = ("name", "params")
 STOP_KEYS = ("passes", "iterations", "seconds")
@@ -124,6 +139,20 @@ class DatasetConfig:
     labeled_only: bool = False          # supervised algorithm + labeled: train on the labeled rows alone
     pca: int | None = None              # project onto <= this many principal components (train-fitted)
     task: str | None = None             # override the registry's / inferred task (e.g. regression)
+    dtype: str = "float64"              # float64 | float32 features
+    strict: bool = False                # refuse files that need repairs
+    shape: str | None = None            # name: synthetic -- the generator's arguments
+    n: int | None = None
+    n_test: int | None = None
+    noise: float | None = None
+    data_seed: int | None = None
+
+    def synthetic(self) -> dict | None:
+        """The synthetic generator's arguments (kernelbench.data.synthetic.SyntheticSpec), or None."""
+        if self.name != SYNTHETIC:
+            return None
+        return {"shape": self.shape or "susy", "n": self.n, "n_test": self.n_test, "noise": self.noise,
+                "seed": self.data_seed or 0}
 
 
 @dataclass(frozen=True)
@@ -213,7 +242,8 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
     (except `source`, which is run metadata, not config)."""
     return {
         "name": cfg.name,
-        "dataset": {f.name: getattr(cfg.dataset, f.name) for f in dataclasses.fields(cfg.dataset)},
+        "dataset": {f.name: getattr(cfg.dataset, f.name) for f in dataclasses.fields(cfg.dataset)
+                    if f.name not in SYNTHETIC_KEYS or cfg.dataset.name == SYNTHETIC},
         "algorithm": {"name": cfg.algorithm.name, "params": _plain(cfg.algorithm.params)},
         "grid": _plain(cfg.grid),
         "cv": cfg.cv,
@@ -633,15 +663,18 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     if raw is None:
         _fail("dataset", "required: `dataset: {name: NAME}` for a registry dataset or "
                          "`dataset: {path: FILE}` for your own data")
-    raw = _mapping(raw, "dataset", DATASET_KEYS)
+    allowed = DATASET_KEYS + (SYNTHETIC_KEYS if isinstance(raw, dict) and raw.get("name") == SYNTHETIC else ())
+    raw = _mapping(raw, "dataset", allowed)
     name, path = raw.get("name"), raw.get("path")
     if name is not None and path is not None:
         _fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own "
                          "file), not both")
     if name is None and path is None:
         _fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own file)")
-    if name is not None:
-        known = _dataset_names()
+    if name == SYNTHETIC:
+        pass                                   # the generator's keys are checked below
+    elif name is not None:
+        known = _dataset_names() + [SYNTHETIC]
         if not isinstance(name, str):
             _fail("dataset.name", f"expected a string, got {_show(name)}; known datasets: "
                                   f"{', '.join(sorted(known))}")
@@ -717,9 +750,45 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     if task is not None and (not isinstance(task, str) or task not in TASKS):
         hint = _suggest(task, TASKS) if isinstance(task, str) else ""
         _fail("dataset.task", f"expected one of {', '.join(TASKS)}, got {_show(task)}{hint}")
+    dtype = raw.get("dtype", "float64")
+    dtype = "float64" if dtype is None else dtype
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        hint = _suggest(dtype, DTYPES) if isinstance(dtype, str) else ""
+        _fail("dataset.dtype", f"expected one of {', '.join(DTYPES)}, got {_show(dtype)}{hint}")
+    strict = raw.get("strict", False)
+    strict = False if strict is None else strict
+    if not isinstance(strict, bool):
+        _fail("dataset.strict", f"expected true or false, got {_show(strict)}")
+    synthetic = _validate_synthetic(raw) if name == SYNTHETIC else {}
     return DatasetConfig(name=name, path=path if name is None else None, subsample=subsample,
                          test=test, labeled=labeled, scale=scale, labeled_only=labeled_only, pca=pca,
-                         task=task)
+                         task=task, dtype=dtype, strict=strict, **synthetic)
+
+
+def _validate_synthetic(raw: dict) -> dict:
+    """The generator's arguments of `name: synthetic` (ranges as synthetic.SyntheticSpec checks them)."""
+    from kernelbench.data.synthetic import MAX_ROWS, SHAPES
+
+    shape = raw.get("shape", "susy")
+    shape = "susy" if shape is None else shape
+    if not isinstance(shape, str) or shape not in SHAPES:
+        hint = _suggest(shape, SHAPES) if isinstance(shape, str) else ""
+        _fail("dataset.shape", f"expected one of {', '.join(SHAPES)}, got {_show(shape)}{hint}")
+    out = {"shape": shape}
+    for key, minimum in (("n", 1), ("n_test", 0), ("data_seed", 0)):
+        value = raw.get(key)
+        if value is not None:
+            value = _as_int(value, f"dataset.{key}", minimum=minimum, what="an integer")
+            if key != "data_seed" and value > MAX_ROWS:
+                _fail(f"dataset.{key}", f"at most {MAX_ROWS:,} rows, got {value:,}")
+        out[key] = value
+    noise = raw.get("noise")
+    if noise is not None:
+        noise = _as_float(noise, "dataset.noise")
+        if not 0 <= noise < 0.5:
+            _fail("dataset.noise", f"the label-noise rate (= Bayes error) must lie in [0, 0.5), got {noise}")
+    out["noise"] = noise
+    return out
 
 
 def _validate_stop(raw) -> StopConfig:

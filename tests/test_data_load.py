@@ -50,7 +50,9 @@ def test_ijcnn1_matches_sources_md_and_second_load_is_memory_map(monkeypatch):
     def no_parse(*args, **kwargs):
         raise AssertionError("second load must not parse the file again")
 
-    monkeypatch.setattr(load_mod, "_parse_svmlight", no_parse)
+    # load.py calls these names from its own namespace (imported from parse.py)
+    monkeypatch.setattr(load_mod, "parse_svmlight", no_parse)
+    monkeypatch.setattr(load_mod, "parse_csv", no_parse)
     again = load_dataset("ijcnn1", progress=False)
     assert isinstance(again.X_train, np.memmap) and isinstance(again.X_test, np.memmap)
     assert not again.X_train.flags.writeable

@@ -123,7 +123,8 @@ def test_cli_list_info_path_fetch(tmp_path):
     out = _invoke("list")
     assert out.exit_code == 0, out.output
     lines = {line.split()[0]: line for line in out.output.splitlines()[2:]}
-    assert set(lines) == set(dataset_names())
+    assert set(lines) == set(dataset_names()) | {"synthetic"}     # + the generated replicas (synthetic.py)
+    assert "generated" in lines["synthetic"] and "datasets synth" in lines["synthetic"]
     if (MIRROR / "a9a.xz").is_file():
         assert "32,561+16,281 x 123" in lines["a9a"] and " yes " in lines["a9a"]
     assert " no " in lines["susy"] and "builtin" in lines["digits86"]

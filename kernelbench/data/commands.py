@@ -39,6 +39,9 @@ def list_command() -> None:
         else:
             local = "train only" if info["files"]["train"]["local"] else "no"
         rows.append((name, info["task"], _shape(info), local, info["description"]))
+    rows.append(("synthetic", "binary", "any", "generated",
+                 "replicas of susy | higgs | hepmass, Bayes error known: dataset: {name: synthetic, "
+                 "shape: susy, n: ...}; files: `kernelbench datasets synth`"))
     header = ("name", "task", "n x d", "local", "description")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
@@ -96,3 +99,31 @@ def path_command() -> None:
         typer.echo(f"mirror: {m}{'' if m.is_dir() else '  (missing)'}")
     if not dirs["mirrors"]:
         typer.echo("mirror: (none; set $KERNELBENCH_MIRROR, colon-separated)")
+
+
+@datasets_app.command("synth")
+def synth_command(
+    shape: str = typer.Argument(..., help="susy | higgs | hepmass"),
+    out: str = typer.Option("replicas", "--out", help="folder the files are written to"),
+    n: int = typer.Option(None, "--n", help="training rows (default: the published training size)"),
+    n_test: int = typer.Option(None, "--n-test", help="test rows (default: the published test size)"),
+    noise: float = typer.Option(None, "--noise", help="label noise = Bayes error (default: per shape)"),
+    seed: int = typer.Option(0, "--seed", help="the data's seed"),
+    defects: int = typer.Option(None, "--defects", help="lines with a value glued to the next index, as "
+                                "in the published SUSY.xz (default: 1 for susy, 0 otherwise)"),
+    level: int = typer.Option(1, "--level", help="compression level (xz/gzip); 1 writes fast"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+) -> None:
+    """Write a synthetic replica of SUSY, HIGGS or HEPMASS in the published file format (Bayes error
+    known, recorded beside the file): put the folder in $KERNELBENCH_MIRROR to run the papers' configs."""
+    from pathlib import Path
+
+    from .synthetic import SyntheticSpec, write_files
+
+    spec = SyntheticSpec(shape=shape, n=n, n_test=n_test, noise=noise, seed=seed).resolved()
+    paths = write_files(spec, out, defects=defects, progress=not quiet, compress_level=level)
+    for p in paths:
+        typer.echo(str(p))
+    folder = Path(out).resolve()
+    typer.echo(f"{spec.shape}: {spec.n:,} training + {spec.n_test:,} test rows, Bayes error {spec.noise:g}. "
+               f"Use it with: KERNELBENCH_MIRROR={folder} kernelbench run configs/<a {spec.shape} config>.yaml")

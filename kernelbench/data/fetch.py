@@ -108,18 +108,20 @@ def compression_of(path: Path) -> str:
     return "none"
 
 
-def open_decompressed(path: Path, compression: str | None = None, member: str | None = None):
-    """A binary stream of the decompressed content of `path`."""
+def open_decompressed(path: Path, compression: str | None = None, member: str | None = None, raw=None):
+    """A binary stream of the decompressed content of `path`; `raw`: an open binary file of it to
+    read from instead (e.g. one that counts the compressed bytes, for a progress bar)."""
     comp = compression or compression_of(path)
+    source = path if raw is None else raw
     try:
         if comp == "xz":
-            return lzma.open(path, "rb")
+            return lzma.open(source, "rb")
         if comp == "bz2":
-            return bz2.open(path, "rb")
+            return bz2.open(source, "rb")
         if comp == "gz":
-            return gzip.open(path, "rb")
+            return gzip.open(source, "rb")
         if comp == "zip":
-            zf = zipfile.ZipFile(path)
+            zf = zipfile.ZipFile(source)
             names = zf.namelist()
             if member is None:
                 if len(names) != 1:
@@ -133,7 +135,7 @@ def open_decompressed(path: Path, compression: str | None = None, member: str | 
                 raise DataError(f"{path}: zip archive has no member {member!r} (it holds {', '.join(names[:10])}). "
                                 "Replace the archive with the one from the registry URL.")
             return zf.open(member)
-        return open(path, "rb")
+        return open(path, "rb") if raw is None else raw
     except (OSError, zipfile.BadZipFile) as exc:
         if isinstance(exc, DataError):
             raise
@@ -226,6 +228,27 @@ def _write_stamp(cache: Path, path: Path, member: str | None, sha: str) -> None:
         pass  # a stamp is only a speed-up
 
 
+def stamped_sha256(path: Path, fspec: FileSpec) -> str | None:
+    """The sha256 this file was verified with (its stamp still matches its size and mtime), or None."""
+    return _read_stamp(data_dirs()["cache"], path, _member_for(path, fspec))
+
+
+def mismatch_error(path: Path, fspec: FileSpec, found: str) -> DataError:
+    member = _member_for(path, fspec)
+    return DataError(
+        f"Checksum mismatch for {path}{f' (member {member})' if member else ''}: expected sha256 "
+        f"{fspec.sha256} (of the decompressed content, from the registry), found {found}. "
+        "The file is corrupt or a different version: delete or replace it"
+        + (f" with the file from {fspec.url}" if fspec.url else "") + ", then fetch again.")
+
+
+def record_verified(path: Path, fspec: FileSpec, sha: str) -> None:
+    """Stamp a file whose decompressed content was hashed elsewhere (while parsing it)."""
+    if sha != fspec.sha256:
+        raise mismatch_error(path, fspec, sha)
+    _write_stamp(data_dirs()["cache"], path, _member_for(path, fspec), sha)
+
+
 def verify_file(path: Path, fspec: FileSpec, *, progress: bool = False) -> str | None:
     """Check a local file against the registry sha256 (of the decompressed content).
 
@@ -240,12 +263,7 @@ def verify_file(path: Path, fspec: FileSpec, *, progress: bool = False) -> str |
     if found is None:
         found = sha256_of(path, None, member, progress=progress)
     if found != fspec.sha256:
-        raise DataError(
-            f"Checksum mismatch for {path}{f' (member {member})' if member else ''}: expected sha256 "
-            f"{fspec.sha256} (of the decompressed content, from the registry), found {found}. "
-            "The file is corrupt or a different version: delete or replace it"
-            + (f" with the file from {fspec.url}" if fspec.url else "") + ", then fetch again."
-        )
+        raise mismatch_error(path, fspec, found)
     _write_stamp(cache, path, member, found)
     return found
 
@@ -443,11 +461,13 @@ def _missing_error(ds: DatasetSpec, fspec: FileSpec, reason: str) -> DataError:
     )
 
 
-def fetch_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool = True) -> Path:
-    """One file of a dataset, available locally and verified (sha256 where the registry has one)."""
+def fetch_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool = True, verify: bool = True) -> Path:
+    """One file of a dataset, available locally and verified (sha256 where the registry has one).
+    verify=False leaves a local copy's check to the caller (the loader hashes while it parses)."""
     path = resolve_local(fspec)
     if path is not None:
-        verify_file(path, fspec, progress=progress)
+        if verify:
+            verify_file(path, fspec, progress=progress)
         return path
     if not fspec.url:
         raise _missing_error(ds, fspec, "no local copy, and the registry has no download URL")

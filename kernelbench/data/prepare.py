@@ -77,9 +77,11 @@ def _scaler(scale: str, sparse: bool):
 
 
 def _fix(X):
+    """Scaled features keep float32 (dataset.dtype) or become float64."""
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     if sp.issparse(X):
-        return _to_csr32(X.astype(np.float64))
-    return np.ascontiguousarray(X, dtype=np.float64)
+        return _to_csr32(X.astype(dtype))
+    return np.ascontiguousarray(X, dtype=dtype)
 
 
 def _pca(X_tr, X_te, n_components, seed):

@@ -199,7 +199,7 @@ class _Payload:
 def test_object_npy_in_the_cache_is_never_unpickled(tmp_path, monkeypatch):
     """Replace a cached y.npy with an object array whose unpickling would create a marker file:
     the loader refuses it (allow_pickle=False) and the data come from a fresh parse instead."""
-    from kernelbench.data.load import _load_arrays
+    from kernelbench.data.parse import load_arrays
 
     monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
     data = tmp_path / "d.svm"
@@ -213,7 +213,7 @@ def test_object_npy_in_the_cache_is_never_unpickled(tmp_path, monkeypatch):
     evil[0] = _Payload(marker)
     np.save(entry / "y.npy", evil, allow_pickle=True)
     with pytest.raises(ValueError):
-        _load_arrays(entry)                              # refused, not unpickled
+        load_arrays(entry)                               # refused, not unpickled
     assert not marker.exists()
     again = load_dataset(path=str(data), test="none", progress=False)
     assert not marker.exists()
