@@ -16,14 +16,39 @@ app = typer.Typer(
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 DEFAULT_CONFIG = Path("configs/quickstart.yaml")
+_ARGV: list[str] | None = None      # main(argv)'s arguments, when given (else sys.argv's)
 
 
-def _overrides(seed, threads):
-    out = {}
+def _command() -> list[str]:
+    """The command line as the user typed it, for run.json and the resume hint after Ctrl-C."""
+    return list(sys.argv) if _ARGV is None else ["kernelbench", *_ARGV]
+
+
+def _overrides(seed, threads, trials=None, sets=None):
+    out = _parse_sets(sets)
     if seed is not None:
         out["seed"] = seed
     if threads is not None:
         out["threads"] = threads
+    if trials is not None:
+        out["trials"] = trials
+    return out
+
+
+def _parse_sets(sets) -> dict:
+    """--set KEY=VALUE (repeatable): a dotted config key and a YAML value, e.g. stop.passes=1."""
+    import yaml
+
+    out = {}
+    for item in sets or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE with a dotted config key, e.g. "
+                              "--set stop.passes=1 or --set dataset.subsample=100000")
+        try:
+            out[key.strip()] = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"--set {item!r}: the value is not valid YAML ({e})") from None
     return out
 
 
@@ -65,6 +90,9 @@ def run(
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads (0 = all cores)"),
+    trials: Optional[int] = typer.Option(None, help="override the config's number of trials"),
+    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
+                                             "dotted key, e.g. --set stop.passes=1 (repeatable)"),
     smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
     resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished run of this config under --out"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
@@ -76,9 +104,12 @@ def run(
     from kernelbench.config import load_config
     from kernelbench.runner import run_experiment
 
-    cfg = load_config(config, overrides=_overrides(seed, threads))
-    path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=sys.argv,
-                          resume=resume, execution=_execution(jobs, scheduler))
+    cfg = load_config(config, overrides=_overrides(seed, threads, trials, sets))
+    try:
+        path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=_command(),
+                              resume=resume, execution=_execution(jobs, scheduler))
+    except KeyboardInterrupt as e:      # runner.Interrupted: what was kept, how to resume
+        _exit_interrupted(e)
     _print_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
 
@@ -90,6 +121,8 @@ def grid(
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
+    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
+                                             "dotted key, e.g. --set dataset.subsample=100000 (repeatable)"),
     resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished grid of this config under --out"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells × folds in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
@@ -101,7 +134,7 @@ def grid(
     from kernelbench.config import load_config
     from kernelbench.runner import grid_search
 
-    overrides = _overrides(seed, threads)
+    overrides = _overrides(seed, threads, sets=sets)
     if cv is not None:
         if cv < 2:
             raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
@@ -110,8 +143,11 @@ def grid(
     if cfg.dataset.test == "none":
         raise ConfigError("dataset.test: grid refits the best cell and evaluates it on the test part; "
                           "set dataset.test to 'official' or a fraction")
-    path = grid_search(cfg, out_dir=out, quiet=quiet, command=sys.argv, resume=resume,
-                       execution=_execution(jobs, scheduler))
+    try:
+        path = grid_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
+                           execution=_execution(jobs, scheduler))
+    except KeyboardInterrupt as e:      # runner.Interrupted: what was kept, how to resume
+        _exit_interrupted(e)
     _print_grid_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
 
@@ -176,6 +212,14 @@ def _mount_datasets():
                       help="list, inspect, fetch and locate benchmark datasets")
 
 
+def _exit_interrupted(e: KeyboardInterrupt):
+    """Ctrl-C in a run: the runner's lines (rows kept, where, the command to resume; before the
+    run folder exists, just "interrupted"), exit 130. Typer would exit 130 in silence."""
+    for line in (str(e) or "interrupted").splitlines():
+        typer.echo(f"kernelbench: {line}", err=True)
+    raise typer.Exit(130)
+
+
 def _print_grid_summary(run_dir: Path):
     import json
 
@@ -211,7 +255,9 @@ def main(argv=None):
     """Entry point. Typer's standalone mode exits 0 on success and 2 on usage errors; our own
     user errors (KernelbenchError) become a one-paragraph message and exit 2; anything else is
     a bug and keeps its traceback (exit 1)."""
+    global _ARGV
     _mount_datasets()
+    _ARGV = None if argv is None else [str(a) for a in argv]
     try:
         app(args=argv, prog_name="kernelbench")
     except KernelbenchError as e:

@@ -2,12 +2,13 @@
 
 The runner knows the stepping protocol of kernelbench.solvers.base (begin / run / finish) and
 nothing of solver internals. It times `run` chunks only; every evaluation happens outside the
-timer, so `train_seconds` is pure training time.
+timer, so `train_seconds` is pure training time (set-up in `begin` included).
 
 Work is a list of *cells* — one estimator trained on one split, keyed (params, trial, fold) —
 run one after another, on local processes (joblib, `jobs`) or on a Dask cluster (`scheduler`),
 through the same code path. A cell's last row has final = 1, so `resume` skips finished cells
-and drops the partial rows of a killed one.
+and drops the partial rows of a killed one. Ctrl-C ends a run as `Interrupted`, whose message says
+what was kept and the command that resumes it.
 """
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ import json
 import math
 import os
 import resource
+import shlex
+import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +39,16 @@ EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed rando
 SMOKE_TRAIN_ROWS = 500
 SMOKE_TEST_ROWS = 500
 SMOKE_ITERATIONS = 5
+RUN_PIECES_PER_PASS = 100       # a timed chunk is run in pieces of at most 1/100 pass (see train_cell)
+PREDICT_SPLIT_ROWS = 50_000      # evaluation parts larger than this are predicted in row chunks
+# Rows per chunk (bounded memory: some models map a chunk to rows × features). A multiple of the
+# solvers' own prediction blocks (4096, 8192 rows): their GEMMs see the same row blocks as in one
+# call, so the predictions are bit-identical (a GEMM's last bits depend on the rows it is given).
+PREDICT_CHUNK_ROWS = 32_768
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; the message says what results.csv kept and how to resume."""
 
 
 @dataclass
@@ -81,10 +95,10 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
         raise ConfigError(f"dataset.labeled is for semi-supervised algorithms; {spec.name!r} is "
                           "supervised: add `dataset.labeled_only: true` to train it on the labeled "
                           "rows alone (the protocol's supervised baseline), or remove dataset.labeled")
-    if dc.name is not None:             # known from the registry: refuse before any download
+    if dc.name is not None and dc.synthetic() is None:   # registry: refuse before any download
         _check_task(dc.name, dc.task or dataset_info(dc.name)["task"], spec)
     data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, task=dc.task,
-                        progress=progress)
+                        progress=progress, dtype=dc.dtype, strict=dc.strict, synthetic=dc.synthetic())
     _check_task(data.name, data.task, spec)
     subsample = dc.subsample
     if smoke:
@@ -136,7 +150,7 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
                   every=cfg.evaluate.every, on=cfg.evaluate.on)
              for grid_cell in (expand_grid(cfg.grid) if cfg.grid else [{}])
              for trial in range(cfg.trials)]
-    with _open_run(cfg, out_dir, command, resume) as (run, done):
+    with _open_run(cfg, out_dir, command, resume, total_cells=len(cells)) as (run, done):
         run.update_meta(dataset=_describe(prepared.data), smoke=smoke,
                         determinism=_determinism(prepared), labeled=prepared.labeled)
         _execute(prepared, cells, cfg, run, done, execution)
@@ -178,7 +192,7 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
                      on=(metric,), curve=False)
                 for g in grid_cells for i, (train_rows, valid_rows, labeled_rows) in enumerate(folds)]
     defaults = prepared.spec.defaults()
-    with _open_run(cfg, out_dir, command, resume) as (run, done):
+    with _open_run(cfg, out_dir, command, resume, total_cells=len(cv_cells) + cfg.trials) as (run, done):
         run.update_meta(dataset=_describe(data), cv=cfg.cv, determinism=_determinism(prepared),
                         labeled=prepared.labeled)
         _execute(prepared, cv_cells, cfg, run, done, execution, desc="grid")
@@ -207,10 +221,12 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
 
 class _open_run:
     """A new run folder, or with resume the newest one of the same experiment and config
-    (its partial cells dropped). Yields (run, keys of finished cells); marks failures."""
+    (its partial cells dropped). Yields (run, keys of finished cells); marks failures, and turns
+    Ctrl-C into `Interrupted` (what was kept, how to resume)."""
 
-    def __init__(self, cfg, out_dir, command, resume):
+    def __init__(self, cfg, out_dir, command, resume, total_cells):
         self.cfg, self.out_dir, self.command, self.resume = cfg, out_dir, command, resume
+        self.total_cells = total_cells
 
     def __enter__(self):
         config = config_to_dict(self.cfg)
@@ -229,8 +245,53 @@ class _open_run:
         self.run.__enter__()
         return self.run, done
 
-    def __exit__(self, *exc):
-        return self.run.__exit__(*exc)
+    def __exit__(self, exc_type, exc, tb):
+        self.run.__exit__(exc_type, exc, tb)          # status finished / failed / interrupted
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt) \
+                and not issubclass(exc_type, Interrupted):
+            raise Interrupted(_interrupted_message(self.run, self.total_cells, self.command)) from exc
+        return False
+
+
+def _interrupted_message(run: Run, total_cells: int, command) -> str:
+    """Lines for the user after Ctrl-C: rows and finished cells in results.csv, and the command
+    that finishes the run (--resume drops the rows of unfinished cells and redoes those)."""
+    try:
+        df = read_results(run.path)
+    except KernelbenchError:
+        kept = f"{run.results_path} holds the rows written so far"
+    else:
+        finished = run.finished_cells(df)
+        partial = sum(cell_key(r.params, r.trial, r.fold) not in finished for r in df.itertuples())
+        kept = (f"{run.results_path} keeps {len(df)} rows; {len(finished)} of {total_cells} cells "
+                "finished")
+        if partial:
+            kept += f" (--resume drops the {partial} rows of the unfinished cell and redoes it)"
+    return f"interrupted: {kept}\nto resume: {resume_command(command)}"
+
+
+def resume_command(command) -> str:
+    """The user's command line (sys.argv) with --resume, shell-quoted, runnable from the same
+    folder: `python -m kernelbench.cli` when it ran as a module, the console script otherwise."""
+    program, *args = list(command or ["kernelbench"])
+    if Path(program).name in ("cli.py", "__main__.py") or program in ("-c", "-m"):
+        prefix = [_runnable(sys.executable), "-m", "kernelbench.cli"]
+    else:
+        prefix = [_runnable(program)]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(prefix + args)
+
+
+def _runnable(program: str) -> str:
+    """A program path as short as it can be written: its name where PATH finds this very file
+    (symlinks not followed: a venv's python is not the system's), else relative to this folder."""
+    path = os.path.abspath(program)
+    found = shutil.which(os.path.basename(program))
+    if found and os.path.abspath(found) == path:
+        return os.path.basename(program)
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else path
 
 
 def _execute(prepared: Prepared, cells: list[Cell], cfg: ExperimentConfig, run: Run, done: set,
@@ -241,26 +302,44 @@ def _execute(prepared: Prepared, cells: list[Cell], cfg: ExperimentConfig, run: 
     todo = [c for c in cells if c.key(defaults) not in done]
     if not todo:
         return
+    labels = {c.key(defaults): _cell_label(c, cfg.grid) for c in todo}
     workers = _worker_count(execution, len(todo))
-    if workers == 1 and execution.scheduler is None:
-        for cell in todo:
-            train_cell(prepared, cell, cfg.stop, cfg.name, sink=run, show=execution.show)
-            done.add(cell.key(defaults))
-        return
-    from joblib import Parallel, delayed, parallel_config
+    # One bar over all cells of this stage ("grid 3/40", ETA from the mean time per finished cell:
+    # smoothing=0), the cell in progress (sequential) or the last finished (parallel) as postfix;
+    # the sequential path nests each cell's iteration bar below it.
+    with tqdm(total=len(cells), initial=len(cells) - len(todo), desc=desc, unit="cell",
+              smoothing=0, disable=not execution.show) as bar:
+        if workers == 1 and execution.scheduler is None:
+            for cell in todo:
+                bar.set_postfix_str(labels[cell.key(defaults)])
+                train_cell(prepared, cell, cfg.stop, cfg.name, sink=run, show=execution.show)
+                done.add(cell.key(defaults))
+                bar.update(1)
+            return
+        from joblib import Parallel, delayed, parallel_config
 
-    per_worker = max(1, resolve_threads(0) // workers) if execution.scheduler is None else None
-    bar = tqdm(total=len(todo), desc=desc, unit="cell", disable=not execution.show)
-    with _backend(execution, per_worker) as backend:
-        with parallel_config(**backend):
+        per_worker = max(1, resolve_threads(0) // workers) if execution.scheduler is None else None
+        with _backend(execution, per_worker) as backend, parallel_config(**backend):
             jobs = Parallel(n_jobs=workers, return_as="generator_unordered")(
                 delayed(_cell_rows)(prepared, cell, cfg.stop, cfg.name, per_worker) for cell in todo)
             for rows in jobs:
                 for row in rows:
                     run.append(row)
+                key = cell_key(rows[-1]["params"], rows[-1]["trial"], rows[-1]["fold"])
+                done.add(key)
+                bar.set_postfix_str(f"last: {labels[key]}", refresh=False)
                 bar.update(1)
-    bar.close()
-    done.update(c.key(defaults) for c in todo)
+
+
+def _cell_label(cell: Cell, grid: dict) -> str:
+    """The grid values, trial and fold of a cell, e.g. "C=100 gamma=0.03 trial 1 fold 2"."""
+    def text(value):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    parts = [f"{name}={text(cell.params.get(name))}" for name in sorted(grid or {}, key=str)]
+    parts.append(f"trial {cell.trial}")
+    if cell.fold != "":
+        parts.append(f"fold {cell.fold}")
+    return " ".join(parts)
 
 
 def _worker_count(execution: Execution, n_cells: int) -> int:
@@ -330,26 +409,30 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     if threads is not None and max_threads is not None:  # workers × threads ≤ cores
         threads = min(resolve_threads(threads), max_threads)
         estimator.set_params(threads=threads)
+    # evaluation runs on the cores the cell was given: its threads, else its share of the machine
+    eval_threads = resolve_threads(threads) if threads is not None else (max_threads or resolve_threads(0))
     base = {"experiment": experiment, "dataset": data.name, "algorithm": spec.name,
             "params": _params_json(defaults, cell.params), "trial": cell.trial, "seed": cell.seed,
             "fold": cell.fold, "threads": "" if threads is None else resolve_threads(threads)}
     X_sub, y_sub = X_train[eval_rows], y_train[eval_rows]
 
+    started = time.perf_counter()
     try:
-        estimator.begin(X_train, y_train)
+        estimator.begin(X_train, y_train)    # set-up is training work too (e.g. a feature matrix)
     except BudgetExceededError as e:                     # e.g. an O(n²) baseline at large n
         row = {**base, "iteration": 0, "samples_seen": 0, "train_seconds": 0.0,
                "status": "skipped", "message": str(e), "final": 1}
         sink.append(row)
         return row
+    train_seconds = time.perf_counter() - started
     total = _total_steps(stop, estimator.steps_per_pass)
-    train_seconds = 0.0
     if not cell.curve:
         chunk_size = total if math.isfinite(total) else 10**9
     else:
         chunk_size = cell.every or max(1, estimator.steps_per_pass // 10)
     if stop.seconds:                    # the clock is read between chunks: keep them to one pass
         chunk_size = max(1, min(chunk_size, estimator.steps_per_pass))
+    piece = max(1, estimator.steps_per_pass // RUN_PIECES_PER_PASS)
     row = {}
 
     def evaluate():
@@ -357,7 +440,7 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
         # call, and would take the cores from the next timed chunk of an OpenMP solver.
         with threadpool_limits(limits=1, user_api="blas"):
             point = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval,
-                              data.task)
+                              data.task, eval_threads)
         bad = [k for k in ("objective", "train_mse", "test_mse") if k in point and not math.isfinite(point[k])]
         if bad:                                           # any algorithm: never write NaN/inf as ok
             raise DivergenceError(f"{' and '.join(bad)} became NaN/inf at iteration {estimator.n_iter_}; "
@@ -371,10 +454,19 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
             sink.append(evaluate())
         while True:
             chunk = int(min(chunk_size, total - estimator.n_iter_))
-            started = time.perf_counter()
-            done = estimator.run(chunk)
-            train_seconds += time.perf_counter() - started
-            bar.update(done)
+            left = chunk
+            # A chunk runs in pieces: Ctrl-C is only handled when a compiled loop returns to
+            # Python, and a time limit is read between them (a full-size pass is minutes long).
+            while left > 0:
+                asked = min(left, piece)
+                started = time.perf_counter()
+                done = estimator.run(asked)
+                train_seconds += time.perf_counter() - started
+                bar.update(done)
+                left -= done
+                if (done < asked or (stop.seconds and train_seconds >= stop.seconds)
+                        or getattr(estimator, "converged_", False)):
+                    break
             row = evaluate()
             if (estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds)
                     or getattr(estimator, "converged_", False)):   # e.g. LIBSVM: solved to its tolerance
@@ -450,7 +542,7 @@ def _total_steps(stop: StopConfig, steps_per_pass: int) -> float:
     return min(limits) if limits else math.inf
 
 
-def _evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task) -> dict:
+def _evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task, threads=1) -> dict:
     row = {**base, "iteration": est.n_iter_, "samples_seen": est.samples_seen_,
            "train_seconds": train_seconds, "status": "ok"}
     if hasattr(est, "n_random_features_"):
@@ -463,14 +555,39 @@ def _evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task) 
     if "objective" in on and hasattr(est, "objective"):
         row["objective"] = est.objective(X_sub, y_sub)
     if ("train_error" in on or "train_mse" in on) and X_sub.shape[0]:
-        pred = est.predict(X_sub)
+        pred = _predict(est, X_sub, threads)
         row["train_mse" if regression else "train_error"] = _score(pred, y_sub, regression)
     if X_test is not None and X_test.shape[0] and ({"test_error", "test_mse"} & set(on)):
         started = time.perf_counter()
-        pred = est.predict(X_test)
-        row["predict_seconds"] = time.perf_counter() - started
+        pred = _predict(est, X_test, threads)
+        row["predict_seconds"] = time.perf_counter() - started      # wall time of the whole part
         row["test_mse" if regression else "test_error"] = _score(pred, y_test, regression)
     return row
+
+
+def _predict(est, X, threads: int):
+    """est.predict(X); a part over PREDICT_SPLIT_ROWS rows goes in row chunks, concatenated in
+    order (predictions are per row: identical to one call), by the estimator's
+    `predict_parallelism` (solvers/base.py): "internal" = one call, it threads and chunks itself;
+    "rows" = chunks on `threads` threads at once; "serial" = chunks one after another. The caller
+    pins BLAS to one thread, so k threads use k cores. Ctrl-C cancels the chunks not started."""
+    n = X.shape[0]
+    mode = getattr(est, "predict_parallelism", "serial")
+    if n <= PREDICT_SPLIT_ROWS or mode == "internal":
+        return est.predict(X)
+    starts = range(0, n, PREDICT_CHUNK_ROWS)
+
+    def chunk(r0):
+        return est.predict(X[r0:r0 + PREDICT_CHUNK_ROWS])
+
+    workers = min(threads, len(starts)) if mode == "rows" else 1
+    if workers <= 1:
+        return np.concatenate([chunk(r0) for r0 in starts])
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="kernelbench-predict")
+    try:
+        return np.concatenate(list(pool.map(chunk, starts)))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _score(pred, y, regression):
@@ -483,4 +600,5 @@ def _score(pred, y, regression):
 def _describe(data: Dataset) -> dict:
     return {"name": data.name, "task": data.task, "description": data.description,
             "n_train": int(data.X_train.shape[0]), "n_features": int(data.X_train.shape[1]),
-            "n_test": int(data.X_test.shape[0]) if data.X_test is not None else 0}
+            "n_test": int(data.X_test.shape[0]) if data.X_test is not None else 0,
+            "dtype": str(data.X_train.dtype), **data.provenance}

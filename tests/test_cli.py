@@ -233,7 +233,8 @@ def test_one_row_per_evaluation_point_per_trial(quickstart_run):
         assert (rows["seed"] == config["seed"] + trial).all()
         assert rows["samples_seen"].iloc[0] == 0 and rows["samples_seen"].is_monotonic_increasing
         assert rows["samples_seen"].iloc[-1] == passes * n_train        # exactly `passes` passes
-        assert rows["train_seconds"].iloc[0] == 0 and rows["train_seconds"].is_monotonic_increasing
+        # iteration 0: the set-up (begin) only; training time adds up from there
+        assert rows["train_seconds"].iloc[0] >= 0 and rows["train_seconds"].is_monotonic_increasing
         # DSG adds block_size random features per iteration
         block = config["algorithm"]["params"]["block_size"]
         assert (rows["n_features"] == block * rows["iteration"]).all()

@@ -41,6 +41,7 @@ class LibSVMClassifier(BinaryClassifierMixin, IterativeEstimator):
     """SVC behind the stepping protocol: step 1 solves the dual with LIBSVM."""
     batch_size = 1
     predicts_before_training = False       # no model until LIBSVM has solved the dual
+    predict_parallelism = "rows"       # GIL released, no shared scratch (LIBSVM's predict, base.py)
 
     def __init__(self, *, C=1.0, gamma="median", tol=1e-3, cache_mb=1000.0, random_state=None):
         self.C = C

@@ -122,6 +122,7 @@ class _FixedFeatures(BinaryClassifierMixin, IterativeEstimator):
     _training_only = ("_Z",)
     determinism = "identical results for the same seed"
     _losses: tuple[str, ...] = ()
+    predict_parallelism = "rows"       # GIL released, no shared scratch (NumPy/BLAS, base.py)
 
     def __init__(self, *, feature_map="random_fourier", loss="hinge", gamma="median", C=1.0,
                  n_components=256, batch_size=64, projection=True, passes=1.0, random_state=None):

@@ -79,6 +79,7 @@ class _TransductiveSVC(BinaryClassifierMixin, IterativeEstimator):
     """Shared set-up of the SVC-based TSVMs: input, budget check, weighted solves."""
     batch_size = 1
     predicts_before_training = False          # no model until the first SVC solve
+    predict_parallelism = "rows"       # GIL released, no shared scratch (LIBSVM's predict, base.py)
     _training_only = ("_labeled", "_unlabeled", "_X_l", "_X_u", "_Y_l")
     name = "tsvm"
 

@@ -108,6 +108,7 @@ register_algorithm(
 class _AsyDSSKLBase(IterativeEstimator):
     _losses: tuple[str, ...] = ()
     _training_only = ("_phi", "_y", "_dz", "_grad", "_sparse_X32")
+    predict_parallelism = "internal"   # OpenMP on `threads`, chunked inside (base.py)
     determinism = ("threads=1: identical results for the same seed (the compiled solver follows a "
                    "fixed random stream); threads>1: lock-free asynchronous updates make every run "
                    "differ (statistically equivalent, not bit-identical)")

@@ -102,6 +102,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
     determinism = ("threads=1: identical results for the same data (the method has no randomness); "
                    "threads>1: asynchronous, results differ from run to run")
     _training_only = ("_X_int", "_y_int", "_perm")
+    predict_parallelism = "internal"   # OpenMP + BLAS on `threads`, chunked inside (base.py)
 
     def __init__(self, *, C=1.0, gamma="median", kernel="rbf", tol=1e-3, cache_mb=1000.0, threads=1,
                  partition="kmeans", gradient_update="per_thread", storage="auto",

@@ -61,6 +61,13 @@ class IterativeEstimator(BaseEstimator):
     _training_only: tuple = ()         # a subclass's own per-fit data, dropped by finish()
     # What a user can expect when re-running with the same seed (recorded in run.json).
     determinism = "identical results for the same seed and thread count"
+    # How the runner may predict a large test part (runner._predict; results identical either way):
+    #   "internal": predict already runs on the estimator's own OpenMP `threads` and bounds its own
+    #               memory: one call (a thread pool on top would oversubscribe the cores);
+    #   "rows":     predict on disjoint row chunks may run in several threads at once (it releases
+    #               the GIL and shares no scratch buffer): chunks on the cell's cores;
+    #   "serial":   chunks one after another (bounded memory). The safe default.
+    predict_parallelism = "serial"
 
     def _validate_params_common(self):
         if not (isinstance(self.batch_size, (int, np.integer)) and self.batch_size >= 1):

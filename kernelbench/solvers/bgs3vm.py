@@ -83,6 +83,7 @@ class BGS3VMClassifier(BinaryClassifierMixin, IterativeEstimator):
 
     batch_size = 1
     _training_only = ("_labeled", "_unlabeled", "_lab_order", "_lab_position")
+    # predict_parallelism stays "serial": the pools' decision() reuses its dist/kval scratch
 
     def __init__(self, *, C=1.0, C_unlabeled=None, gamma="median", budget_labeled=100,
                  budget_unlabeled=None, merge="lookup-wd", grid_size=400, passes=1.0,

@@ -66,6 +66,7 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
 
     batch_size = 1          # one sample per SGD step: steps_per_pass = n (not a parameter)
     _training_only = ("_y_source", "_y_pm")
+    # predict_parallelism stays "serial": the core's decision() reuses its dist/kval scratch
 
     def __init__(self, *, C=32.0, gamma="median", budget=100, merge="lookup-wd", bias=False,
                  grid_size=400, diagnose=False, passes=1.0, random_state=None):

@@ -107,6 +107,7 @@ register_algorithm(
 class _DSGBase(IterativeEstimator):
     _losses: tuple[str, ...] = ()
     _mode = "dsg"           # which rule picks the block an iteration updates (_dsg.MODES)
+    predict_parallelism = "internal"   # OpenMP on `threads`, chunked inside (base.py)
     determinism = ("identical results for the same seed and thread count; a different thread count "
                    "changes GEMM blocking, so coefficients may differ in the last bits (~1e-10)")
 

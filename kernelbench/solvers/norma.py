@@ -38,6 +38,7 @@ class KernelExpansionBase(IterativeEstimator):
     _training_only = ("_xnorm",)
     _losses: tuple[str, ...] = ()
     determinism = "identical results for the same seed (single-threaded; BLAS pinned to one thread)"
+    predict_parallelism = "rows"       # GIL released, no shared scratch (base.py)
 
     def _feature_dtype(self):
         return np.float64

@@ -92,6 +92,7 @@ class _SVRGRFBase(IterativeEstimator):
     _losses: tuple[str, ...] = ()
     _training_only = ("_Z",)
     determinism = "identical results for the same seed (single-threaded)"
+    predict_parallelism = "rows"       # GIL released, no shared scratch (base.py)
 
     def __init__(self, *, loss="smooth_hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
                  block_size=32, n_blocks=4, step=1.0, epoch_length=0, dtype="float32", passes=1.0,
