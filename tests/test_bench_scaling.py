@@ -144,7 +144,10 @@ def test_bench_fullscale_end_to_end_tiny(tmp_path):
     for name in ("dsg",):
         row = table.loc[name]
         assert row["status"] == "ok" and 0 <= row["test_error"] <= 1
-        assert row["budget_seconds"] == 1 and row["train_seconds"] >= 1
+        # the budget is added to the config's own stop rule (one pass: 3,000 rows end far sooner);
+        # the runner reads the clock every 1% of a pass, so it can never run long past the budget
+        assert row["budget_seconds"] == 1 and 0 < row["train_seconds"] <= 1.5
+        assert '"seconds": 1' in row["note"]
     libsvm = table.loc["LIBSVM (scikit-learn SVC)"]          # 3,000 rows: well under a second
     assert libsvm["status"] == "ok" and libsvm["n_train"] == 3000 and 0 <= libsvm["test_error"] <= 1
     assert table.loc["oneDAL SVC (scikit-learn-intelex)"]["status"] == "absent"
