@@ -16,16 +16,16 @@ Settings of each solver, read at run time (nothing copied here):
   * `threads: --threads` for the algorithms that have the parameter (BLAS/OpenMP pinned to the same
     count in the environment).
 Evaluation is kept to the end (evaluate.every huge, only test_error, n_test = --n-test) so the time
-measured is training; `train_seconds` is the runner's: its timed run() chunks, so neither evaluation
-nor begin() (input checks, the median trick, and for r-/n-Pegasos, r-/n-SDCA and SVRG-RF the
-feature map of the whole training set) is in it. `wall_seconds` is the whole process (start-up,
-data generation, scaling, begin, training, the final evaluation).
+measured is training; `train_seconds` is the runner's: set-up (begin(): input checks, the median
+trick, and for r-/n-Pegasos, r-/n-SDCA and SVRG-RF the feature map of the whole training set) plus
+the timed run() chunks, evaluation excluded. `wall_seconds` is the whole process (start-up, data
+generation, scaling, training, the final evaluation).
 
 A solver stops growing n at the first point that
-  * trains longer than --max-seconds (the config's stop gets `seconds: --max-seconds`, so iterative
-    solvers stop at the end of the chunk that crosses it; one that cannot stop mid-chunk, e.g. one
-    LIBSVM solve or a single-pass DSG, is killed at the wall-clock limit --max-seconds + --grace,
-    its time then unknown but over the budget),                    stopped = time
+  * trains longer than --max-seconds (the config's stop gets `seconds: --max-seconds`; the runner
+    reads the clock every 1% of a pass, so iterative solvers stop within 1% of a pass of it; one that
+    cannot stop part-way, e.g. one LIBSVM solve, is killed at the wall-clock limit --max-seconds +
+    --grace, its time then unknown but over the budget),           stopped = time
   * is refused by the solver's own budget (a `skipped` row: O(n²) baselines past max_samples /
     max_points, feature matrices past their memory budget),       stopped = budget
   * runs out of --max-memory-mb (address-space limit of the process), stopped = memory

@@ -149,7 +149,8 @@ def table(out: Path):
           "(test rows) | test error | Bayes error |")
     print("|---|---|---|---|---|---|---|---|")
     for config, group in df.groupby("config", sort=False):
-        by = {str(t): r for t, r in zip(group["threads"].fillna("").astype(str), group.itertuples())}
+        by = {str(t): r for t, r in zip(group["threads"].astype(object).fillna("").astype(str),
+                                          group.itertuples())}
         one, two = by.get("1.0") or by.get("1"), by.get("2.0") or by.get("2")
         any_row = two or one or next(iter(by.values()))
         cell = lambda r: "" if r is None else f"{r.seconds_per_pass:,.0f}"     # noqa: E731
@@ -160,6 +161,24 @@ def table(out: Path):
         print(f"| {Path(config).stem} | {int(any_row.n_train):,} | {one_txt} | {two_txt} | "
               f"{any_row.peak_memory_mb:,.0f} MB | {any_row.predict_seconds:.1f} s ({int(any_row.n_test):,}) | "
               f"{any_row.test_error:.2%} | {any_row.bayes_error:.0%} |")
+        if any_row.cells > 1:            # a grid config: the mean above, each cell below
+            for label, cell_row in grid_cells(any_row.run_folder, any_row.passes):
+                print(f"| &nbsp;&nbsp;{label} | | {cell_row['seconds_per_pass']:,.0f} | | | "
+                      f"{cell_row['predict_seconds']:.1f} s | {cell_row['test_error']:.2%} | |")
+
+
+def grid_cells(run_folder: str, passes: float):
+    """(label, numbers) of every final row of a grid run: the parameters that differ between cells."""
+    import pandas as pd
+
+    final = pd.read_csv(Path(run_folder) / "results.csv")
+    final = final[final["final"] == 1]
+    params = [json.loads(p) for p in final["params"]]
+    varying = [k for k in params[0] if len({json.dumps(p.get(k)) for p in params}) > 1]
+    for p, r in zip(params, final.itertuples()):
+        yield (", ".join(f"{k} {p[k]}" for k in varying),
+               {"seconds_per_pass": r.train_seconds / passes, "predict_seconds": r.predict_seconds,
+                "test_error": r.test_error})
 
 
 def main():
