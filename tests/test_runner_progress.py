@@ -132,13 +132,15 @@ def test_resume_command_is_the_users_command_with_resume():
 
 SLOW = """\
 name: interrupt_me
-dataset: {name: synthetic, shape: susy, n: 10000, n_test: 1000}
+dataset: {name: synthetic, shape: susy, n: 40000, n_test: 1000}
 algorithm: {name: dsg, params: {batch_size: 64, block_size: 32, threads: 1}}
 grid: {C: [1.0, 10.0, 100.0]}
 trials: 3
 stop: {passes: 1}
-evaluate: {every: 40, on: [test_error]}
+evaluate: {every: 100, on: [test_error]}
 """
+# about 1 s per cell here, so Ctrl-C after the third row still finds ~8 s of the run left even on a
+# loaded machine (with 10,000 rows the whole run took ~1 s and could end before the signal arrived)
 
 
 def test_ctrl_c_says_what_was_kept_and_the_printed_command_resumes(tmp_path, env):
