@@ -147,9 +147,12 @@ def test_ctrl_c_says_what_was_kept_and_the_printed_command_resumes(tmp_path, env
     config = tmp_path / "slow config.yaml"            # a space: the command must be quoted
     config.write_text(SLOW)
     out = tmp_path / "out"
+    # a test suite started in the background by a shell without job control inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: give the child the default disposition
     proc = subprocess.Popen([sys.executable, "-m", "kernelbench.cli", "run", str(config),
                              "--out", str(out), "-q"], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
         folders = [p for p in out.glob("*") if (p / "results.csv").exists()]
