@@ -153,15 +153,19 @@ def grid(
 
 
 @app.command("algorithms")
-def list_algorithms():
-    """Registered algorithms: tasks, parameters with defaults, one-line description."""
-    from kernelbench.registry import algorithms
+def list_algorithms(
+    markdown: bool = typer.Option(False, "--markdown", help="the README's parameter tables"),
+):
+    """Registered algorithms: tasks, parameters with defaults, what they accept, what they mean."""
+    from kernelbench.registry import algorithms, parameters_markdown
 
+    if markdown:
+        typer.echo(parameters_markdown(algorithms()))
+        return
     for name, spec in sorted(algorithms().items()):
         typer.echo(f"{name}  [{', '.join(spec.tasks)}]  {spec.description}")
-        docs = spec.docs()
-        for param, default in spec.defaults().items():
-            typer.echo(f"    {param} = {default!r}  {docs[param]}")
+        for param, declared in spec.parameters.items():
+            typer.echo(f"    {param} = {declared.default!r}  ({declared.describe()})  {declared.doc}")
 
 
 @app.command()
@@ -237,13 +241,12 @@ def _print_grid_summary(run_dir: Path):
 
 
 def _print_summary(run_dir: Path):
-    from kernelbench.results import read_results
+    from kernelbench.results import final_rows, read_results
 
     df = read_results(run_dir)
     if df.empty:
         return
-    last = df.groupby(["params", "trial"], sort=False).tail(1)
-    for _, r in last.iterrows():
+    for _, r in final_rows(df, folds=True).iterrows():
         metric = next((m for m in ("test_error", "test_mse", "train_error", "objective")
                        if m in r and r[m] == r[m]), None)   # first metric that is not NaN
         value = f"{metric}={r[metric]:.4f}" if metric else ""

@@ -39,9 +39,10 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
       noise           label noise in [0, 0.5) = the Bayes error            (default: per shape)
       data_seed       int >= 0: the data's seed, independent of the trials' seeds    (default 0)
     algorithm       required: {name: ..., params: {...}} (or just the name as a string).
-                    params are checked against the algorithm's parameter dataclass: unknown
-                    names, wrong types and values outside a Literal are refused. Parameters not
-                    given take the dataclass defaults, and the resolved config shows them.
+                    params are checked against the estimator's parameter declarations
+                    (`parameters`, kernelbench/params.py): unknown names and values outside the
+                    declared types and ranges are refused. Parameters not given take the
+                    declared defaults, and the resolved config shows them.
     grid            {param: [values...] | {log10: [lo, hi, num]}}; resolved to explicit lists
                     (default: no grid)
     cv              folds for the grid, int >= 2                                         (default 5)
@@ -54,6 +55,14 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
                     on: subset of objective, train_error, test_error, test_mse, train_mse
                         (default objective, train_error, test_error; without a test set
                         objective, train_error). `train_objective` is read as `objective`.
+    tags            what the run is for; every key optional, each a string          (default: none)
+                    (figures and `kernelbench report` select runs by these, never by run names;
+                    they are written into run.json and into every row of results.csv)
+      paper           geng2019 | dai2014 | gu2018 | li2016 | glasmachers2019 (../shared/papers:
+                      files 000-004)
+      figure          the paper's figure or table: fig<N> or table<N>, e.g. fig1, table3
+      panel           the panel within it as the paper labels it ("(1)", "(a)") or its dataset
+      role            ours (the paper's own algorithm) | baseline
 
 Value rules for algorithm parameters (and grid values):
   * bool is not an int; an int is fine where a float is expected; an integral float (1000.0) is fine
@@ -82,11 +91,8 @@ import difflib
 import itertools
 import math
 import re
-import types
-import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Union
 
 import numpy as np
 import yaml
@@ -96,10 +102,16 @@ from kernelbench.errors import ConfigError
 __all__ = [
     "DatasetConfig", "AlgorithmConfig", "StopConfig", "EvaluateConfig", "ExperimentConfig",
     "load_config", "config_from_dict", "config_to_dict", "expand_grid",
-    "TOP_LEVEL_KEYS", "EVALUATE_METRICS", "POSITIVE_PARAMS",
+    "TOP_LEVEL_KEYS", "EVALUATE_METRICS", "TagsConfig", "TAGS_KEYS", "PAPERS", "ROLES",
 ]
 
-TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate")
+TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate",
+                  "tags")
+TAGS_KEYS = ("paper", "figure", "panel", "role")
+# The five papers, by first author and year (../shared/papers/README.md, files 000-004 in this order).
+PAPERS = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
+ROLES = ("ours", "baseline")
+_FIGURE_RE = re.compile(r"^(fig|table)[0-9]+[a-z]*$")
 DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca", "task",
                 "dtype", "strict")
 SYNTHETIC = "synthetic"
@@ -112,10 +124,6 @@ EVALUATE_KEYS = ("every", "on")
 EVALUATE_METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse")
 _METRIC_ALIASES = {"train_objective": "objective"}   # the spelling used in DESIGN.md's example
 SCALES = ("none", "standard", "minmax")
-# Parameters that are sizes or scales: <= 0 is meaningless (threads: 0 means "all cores").
-POSITIVE_PARAMS = ("C", "gamma", "step", "batch_size", "block_size", "budget", "threads")
-# Words a `float | str` parameter accepts when its dataclass field documents no metadata["choices"].
-_STRING_CHOICES = {"gamma": ("median",)}
 _MAX_GRID_AXIS = 1000
 _MAX_GRID_CELLS = 100_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -175,6 +183,19 @@ class EvaluateConfig:
 
 
 @dataclass(frozen=True)
+class TagsConfig:
+    """What a run is for: labels only, they change nothing that is computed."""
+    paper: str | None = None            # one of PAPERS
+    figure: str | None = None           # fig<N> | table<N>
+    panel: str | None = None
+    role: str | None = None             # one of ROLES
+
+    def as_dict(self) -> dict:
+        """The tags that are set (the form run.json and config_to_dict use)."""
+        return {key: getattr(self, key) for key in TAGS_KEYS if getattr(self, key) is not None}
+
+
+@dataclass(frozen=True)
 class ExperimentConfig:
     name: str
     dataset: DatasetConfig
@@ -185,6 +206,7 @@ class ExperimentConfig:
     seed: int
     stop: StopConfig
     evaluate: EvaluateConfig
+    tags: TagsConfig = TagsConfig()
     source: str | None = None           # the config file, if it came from one
 
 
@@ -251,6 +273,7 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
         "seed": cfg.seed,
         "stop": {f.name: getattr(cfg.stop, f.name) for f in dataclasses.fields(cfg.stop)},
         "evaluate": {"every": cfg.evaluate.every, "on": list(cfg.evaluate.on)},
+        "tags": cfg.tags.as_dict(),
     }
 
 
@@ -382,144 +405,34 @@ def _as_float(value, path: str) -> float:
     return result
 
 
-class _Mismatch(Exception):
-    """A value does not have the declared type (turned into a ConfigError by the caller)."""
-
-
-def _describe(tp) -> str:
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        return "one of " + ", ".join(repr(c) for c in typing.get_args(tp))
-    if origin in (Union, types.UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
-    if origin in (list, tuple):
-        return "a list"
-    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
-            type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
-
-
-def _coerce(value, tp):
-    """`value` converted to the declared type `tp`, or _Mismatch."""
-    if tp is Any or tp is object:
-        return value
-    origin = typing.get_origin(tp)
-    if origin is Literal:
-        for choice in typing.get_args(tp):
-            if type(value) is type(choice) and value == choice:
-                return choice
-        raise _Mismatch
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None:
-            if type(None) in args:
-                return None
-            raise _Mismatch
-        # Numbers before strings, so that "1e-3" for `float | str` is the number 0.001.
-        for member in sorted((a for a in args if a is not type(None)),
-                             key=lambda a: 0 if a in (bool, int, float) else 1):
-            try:
-                return _coerce(value, member)
-            except _Mismatch:
-                continue
-        raise _Mismatch
-    if tp is type(None):
-        if value is None:
-            return None
-        raise _Mismatch
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise _Mismatch
-    if tp is int:
-        try:
-            return _as_int(value, "")
-        except ConfigError:
-            raise _Mismatch from None
-    if tp is float:
-        if isinstance(value, float) and not math.isfinite(value):
-            return value            # a number, but absurd: reported by the range check
-        try:
-            return _as_float(value, "")
-        except ConfigError:
-            raise _Mismatch from None
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise _Mismatch
-    if origin in (list, tuple) or tp in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            raise _Mismatch
-        args = typing.get_args(tp)
-        if args and not (origin is tuple and len(args) == 2 and args[1] is Ellipsis):
-            if origin is tuple:
-                if len(args) != len(value):
-                    raise _Mismatch
-                return [_coerce(v, a) for v, a in zip(value, args)]
-            return [_coerce(v, args[0]) for v in value]
-        if args:
-            return [_coerce(v, args[0]) for v in value]
-        return list(value)
-    if origin is dict or tp is dict:
-        if isinstance(value, dict):
-            return value
-        raise _Mismatch
-    if isinstance(tp, type):
-        if isinstance(value, tp):
-            return value
-        raise _Mismatch
-    return value                    # an annotation we do not understand: leave it to the dataclass
-
-
-def _param_value(value, field: dataclasses.Field, tp, default, path: str):
-    """One algorithm parameter: type, Literal choices, documented words, finiteness, range."""
-    if default is not dataclasses.MISSING and _same(value, default):
+def _param_value(value, declared, path: str):
+    """One algorithm parameter checked against its declaration (kernelbench/params.py): numbers
+    written as strings (YAML 1.1 reads `1e-3` as one) become numbers, an integer where a float is
+    declared becomes a float, and a refused value is reported with what is allowed."""
+    if _same(value, declared.default):
         return value                # the algorithm's own default is valid by declaration
-    try:
-        result = _coerce(value, tp)
-    except _Mismatch:
-        suggestion = ""
-        if typing.get_origin(tp) is Literal and isinstance(value, str):
-            suggestion = _suggest(value, typing.get_args(tp))
-        _fail(path, f"expected {_describe(tp)}, got {_show(value)}{suggestion}")
-    if isinstance(result, str) and not _is_plain_str(tp):
-        choices = field.metadata.get("choices") or _STRING_CHOICES.get(field.name)
-        if choices is not None and result not in choices:
-            words = " or ".join(repr(c) for c in choices)
-            _fail(path, f"expected a number or {words}, got {_show(value)}"
-                        f"{_suggest(result, choices)}")
-    if isinstance(result, float) and not math.isfinite(result):
-        _fail(path, f"must be a finite number, got {result!r}")
-    if (field.name in POSITIVE_PARAMS and isinstance(result, (int, float))
-            and not isinstance(result, bool) and not _same(result, default)):
-        if field.name == "threads":
-            if result < 0:
-                _fail(path, f"must be >= 0 (0 means all cores), got {result}")
-        elif result <= 0:
-            _fail(path, f"must be > 0, got {result}")
+    kind = declared.number_kind()
+    result = value
+    if isinstance(value, str) and kind is not None and value not in declared.words():
+        number = _number_from_string(value)
+        if number is not None:
+            result = number
+    if kind is float and isinstance(result, int) and not isinstance(result, bool):
+        result = float(result)
+    if kind is int and isinstance(result, float) and math.isfinite(result) and result.is_integer():
+        result = int(result)
+    if not declared.accepts(result):
+        suggestion = _suggest(value, declared.words()) if isinstance(value, str) else ""
+        _fail(path, f"expected {declared.describe()}, got {_show(value)}{suggestion}")
     return result
-
-
-def _is_plain_str(tp) -> bool:
-    """True when any string is a valid value (the type is str, or str | None)."""
-    if tp is str:
-        return True
-    if typing.get_origin(tp) in (Union, types.UnionType):
-        members = [a for a in typing.get_args(tp) if a is not type(None)]
-        return members == [str]
-    return False
 
 
 def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _fields(spec):
-    hints = typing.get_type_hints(spec.params, include_extras=False)
-    return {f.name: (f, hints.get(f.name, Any)) for f in dataclasses.fields(spec.params)}
-
-
-def _validate_algorithm(raw, *, threads, smoke):
-    """-> (AlgorithmConfig, spec, fields)."""
+def _validate_algorithm(raw, *, threads, smoke, task=None):
+    """-> (AlgorithmConfig, spec, its config parameters)."""
     if isinstance(raw, str):                   # shorthand: `algorithm: dsg`
         raw = {"name": raw}
     if raw is None:
@@ -537,53 +450,62 @@ def _validate_algorithm(raw, *, threads, smoke):
         _fail("algorithm.name", f"unknown algorithm {name!r}{_suggest(name, known)}; known "
                                 f"algorithms: {', '.join(sorted(known)) or '(none)'}")
     spec = known[name]
-    fields = _fields(spec)
+    declared = spec.parameters
     params = raw.get("params")
     if params is None:
         params = {}
     if not isinstance(params, dict):
         _fail("algorithm.params", f"expected a mapping of parameter names to values, got "
-                                  f"{_show(params)}; parameters of {name}: {', '.join(fields)}")
+                                  f"{_show(params)}; parameters of {name}: {', '.join(declared)}")
     params = dict(params)
     if smoke:
         params.update(spec.smoke_params)
     if threads is not None:
-        if "threads" not in fields:
+        if "threads" not in declared:
             _fail("threads", f"algorithm {name!r} has no `threads` parameter (it runs on one "
                              f"thread), so --threads/threads cannot be set; its parameters: "
-                             f"{', '.join(fields) or '(none)'}")
+                             f"{', '.join(declared) or '(none)'}")
         params["threads"] = threads
-    _check_keys(params, tuple(fields), "algorithm.params")
+    _check_keys(params, tuple(declared), "algorithm.params")
     resolved = {}
-    for pname, (field, tp) in fields.items():
-        default = _field_default(field)
+    for pname, decl in declared.items():
         path = f"algorithm.params.{pname}"
-        if pname in params:
-            resolved[pname] = _param_value(params[pname], field, tp, default, path)
-        elif default is dataclasses.MISSING:
-            _fail(path, f"required by algorithm {name!r}: {_describe(tp)}")
-        else:
-            resolved[pname] = default
-    _construct(spec, resolved, "algorithm.params")
-    return AlgorithmConfig(name=name, params=resolved), spec, fields
+        resolved[pname] = _param_value(params[pname], decl, path) if pname in params else decl.default
+    _construct(spec, resolved, "algorithm.params", task)
+    return AlgorithmConfig(name=name, params=resolved), spec, declared
 
 
-def _field_default(field: dataclasses.Field):
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-        return field.default_factory()  # type: ignore[misc]
-    return dataclasses.MISSING
-
-
-def _construct(spec, params: dict, path: str):
-    """Let the params dataclass's own checks (__post_init__) speak, as a ConfigError."""
+def _construct(spec, params: dict, path: str, task: str | None):
+    """Let the estimator's own checks (its declaration and cross-parameter rules) speak, as a
+    ConfigError, before any work starts. `task` None (a user file, task known once loaded): the
+    parameters must suit one of the algorithm's estimators (e.g. a regression-only loss)."""
     from kernelbench.errors import KernelbenchError
 
-    try:
-        spec.params(**params)
-    except (ValueError, TypeError, KernelbenchError) as e:
-        _fail(path, f"refused by algorithm {spec.name!r}: {e}")
+    if task in spec.tasks:
+        tasks = [task]
+    elif task is None:
+        tasks = list(spec.tasks)
+    else:
+        tasks = [spec.tasks[0]]     # a task the algorithm does not take is reported by the runner
+    errors = []
+    for t in tasks:
+        try:
+            spec.build(params, task=t)._check_params()
+            return
+        except (ValueError, TypeError, KernelbenchError) as e:
+            errors.append(e)
+    _fail(path, f"refused by algorithm {spec.name!r}: {errors[0]}")
+
+
+def _dataset_task(dataset) -> str | None:
+    """The task a config's dataset has: its `task` override, else the registry's (None: a user file)."""
+    if dataset.task is not None:
+        return dataset.task
+    if dataset.name is not None and dataset.name in _dataset_names():
+        from kernelbench.data.registry import get_spec
+
+        return get_spec(dataset.name).task
+    return None
 
 
 def _grid_axis(value, path: str) -> list:
@@ -621,7 +543,7 @@ def _check_grid_size(keys, axes):
                       f"{', '.join(map(str, keys))}) is more than {_MAX_GRID_CELLS}; narrow it")
 
 
-def _validate_grid(raw, spec, fields, params, *, smoke) -> dict:
+def _validate_grid(raw, spec, fields, params, *, smoke, task=None) -> dict:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -631,32 +553,22 @@ def _validate_grid(raw, spec, fields, params, *, smoke) -> dict:
     grid = {}
     for key, value in raw.items():
         path = _join("grid", key)
-        field, tp = fields[key]
-        default = _field_default(field)
+        declared = fields[key]
         values = []
         for i, item in enumerate(_grid_axis(value, path)):
-            if isinstance(value, dict) and _int_typed(tp) and isinstance(item, float):
+            if isinstance(value, dict) and declared.number_kind() is int and isinstance(item, float):
                 item = round(item)          # log-spaced counts (budget, batch_size): nearest int
-            item = _param_value(item, field, tp, default, f"{path}[{i}]")
+            item = _param_value(item, declared, f"{path}[{i}]")
             if not any(_same(item, v) for v in values):     # duplicates would repeat cells
                 values.append(item)
         if smoke:
             values = values[:2]
         grid[key] = values
     _check_grid_size(list(grid), list(grid.values()))
-    for key, values in grid.items():          # each value on its own must satisfy the dataclass
+    for key, values in grid.items():          # each value on its own must satisfy the estimator
         for i, v in enumerate(values):
-            _construct(spec, {**params, key: v}, f"grid.{key}[{i}]")
+            _construct(spec, {**params, key: v}, f"grid.{key}[{i}]", task)
     return grid
-
-
-def _int_typed(tp) -> bool:
-    if tp is int:
-        return True
-    if typing.get_origin(tp) in (Union, types.UnionType):
-        members = [a for a in typing.get_args(tp) if a is not type(None)]
-        return int in members and float not in members
-    return False
 
 
 def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
@@ -843,6 +755,29 @@ def _validate_evaluate(raw, dataset: DatasetConfig) -> EvaluateConfig:
     return EvaluateConfig(every=every, on=tuple(metrics))
 
 
+def _validate_tags(raw) -> TagsConfig:
+    raw = _mapping(raw, "tags", TAGS_KEYS)
+    tags = {}
+    for key in TAGS_KEYS:
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip() or len(value) > 100:
+            _fail(f"tags.{key}", f"expected a non-empty string of at most 100 characters, got "
+                                 f"{_show(value)}")
+        if key == "paper" and value not in PAPERS:
+            _fail("tags.paper", f"unknown paper {value!r}{_suggest(value, PAPERS)}; known papers: "
+                                f"{', '.join(PAPERS)} (first author and year)")
+        if key == "role" and value not in ROLES:
+            _fail("tags.role", f"expected one of {', '.join(ROLES)}, got {_show(value)}"
+                               f"{_suggest(value, ROLES)}")
+        if key == "figure" and not _FIGURE_RE.match(value):
+            _fail("tags.figure", f"expected fig<N> or table<N> as the paper numbers it (e.g. fig1, "
+                                 f"table3), got {_show(value)}")
+        tags[key] = value
+    return TagsConfig(**tags)
+
+
 def _apply_overrides(data: dict, overrides: dict | None):
     """-> (data with overrides written in, threads, smoke)."""
     threads, smoke = None, False
@@ -891,9 +826,10 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
         _fail("name", f"expected a run name of letters, digits, '.', '_' or '-' (at most 100 "
                       f"characters, used in the results folder name), got {_show(name)}")
     dataset = _validate_dataset(data.get("dataset"), base_dir)
+    task = _dataset_task(dataset)
     algorithm, spec, fields = _validate_algorithm(data.get("algorithm"), threads=threads,
-                                                  smoke=smoke)
-    grid = _validate_grid(data.get("grid"), spec, fields, algorithm.params, smoke=smoke)
+                                                  smoke=smoke, task=task)
+    grid = _validate_grid(data.get("grid"), spec, fields, algorithm.params, smoke=smoke, task=task)
     cv = data.get("cv")
     cv = 5 if cv is None else _as_int(cv, "cv", minimum=2, what="an integer >= 2 (folds)")
     trials = data.get("trials")
@@ -908,13 +844,16 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
                       f"trials={trials}")
     stop = _validate_stop(data.get("stop"))
     evaluate = _validate_evaluate(data.get("evaluate"), dataset)
+    tags = _validate_tags(data.get("tags"))
     return ExperimentConfig(name=name, dataset=dataset, algorithm=algorithm, grid=grid, cv=cv,
-                            trials=trials, seed=seed, stop=stop, evaluate=evaluate, source=source)
+                            trials=trials, seed=seed, stop=stop, evaluate=evaluate, tags=tags,
+                            source=source)
 
 
 def _safe_name(stem: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", stem).lstrip("._-")[:100]
-    return name or "experiment"
+    from kernelbench.results import safe_name   # results imports this module
+
+    return safe_name(stem, default="experiment")
 
 
 def _plain(value):

@@ -1,68 +1,94 @@
 """Name -> thing registries: algorithms (and, through the same class, figures).
 
-An algorithm registers itself where it is defined:
+An algorithm registers its estimator classes where they are defined:
 
-    @register_algorithm("dsg", tasks=("binary", "regression"), description="...")
-    @dataclass
-    class DSGParams: ...          # typed parameters with documented defaults
+    register_algorithm("dsg", classifier=DSGClassifier, regressor=DSGRegressor,
+                       tasks=("binary", "multiclass", "regression"), description="...")
 
-The config layer validates `algorithm.params` against the dataclass fields (names and types),
-the runner builds the estimator with `spec.build(params)`, and the tests loop over every entry.
+Its parameters are the classes' own declarations (`parameters`, kernelbench/params.py): the config
+layer checks `algorithm.params` against them, the runner builds the estimator with
+`spec.build(params)`, `kernelbench algorithms` lists them, and the tests loop over every entry.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+
+from kernelbench.params import config_parameters, union
 
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
     name: str
-    params: type                      # a dataclass: field names, types, defaults, docs (metadata["doc"])
-    factory: Callable[..., Any]       # (params-dataclass instance, *, seed, task) -> unfitted estimator
+    classifier: type | None           # the estimator for binary / multiclass / semi-supervised tasks
+    regressor: type | None            # the estimator for regression
     description: str
-    tasks: tuple[str, ...]            # which dataset tasks it accepts: binary, multiclass, regression
+    tasks: tuple[str, ...]            # which dataset tasks it accepts: binary, multiclass, regression, semi-supervised
+    fixed: dict = field(default_factory=dict)          # parameters the name fixes (r-pegasos: feature_map)
     smoke_params: dict = field(default_factory=dict)   # small, fast settings for tests and --smoke
 
-    def build(self, params: dict | None = None, *, seed: int = 0, task: str = "binary"):
-        """An unfitted estimator for `task` from a params dict (unknown names refused by the dataclass)."""
-        return self.factory(self.params(**(params or {})), seed=seed, task=task)
+    def estimator_class(self, task: str = "binary") -> type:
+        cls = self.regressor if task == "regression" else self.classifier
+        if cls is None:
+            raise ValueError(f"algorithm {self.name!r} has no estimator for task {task!r}")
+        return cls
+
+    @property
+    def classes(self) -> tuple[type, ...]:
+        return tuple(c for c in (self.classifier, self.regressor) if c is not None)
+
+    @property
+    def parameters(self) -> dict:
+        """What a config may set: the classes' declarations pooled, less the fixed ones."""
+        pooled = union(*(config_parameters(c.parameters) for c in self.classes))
+        return {n: p for n, p in pooled.items() if n not in self.fixed}
+
+    def build(self, params: dict | None = None, *, seed: int = 0, task: str = "binary") -> Any:
+        """An unfitted estimator for `task` (unknown parameter names refused by its __init__)."""
+        return self.estimator_class(task)(**{**(params or {}), **self.fixed}, random_state=seed)
 
     def defaults(self) -> dict:
-        return {f.name: _default(f) for f in dataclasses.fields(self.params)}
+        return {n: p.default for n, p in self.parameters.items()}
 
     def docs(self) -> dict:
-        return {f.name: f.metadata.get("doc", "") for f in dataclasses.fields(self.params)}
+        return {n: p.doc for n, p in self.parameters.items()}
 
 
-def _default(f):
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-        return f.default_factory()  # type: ignore[misc]
-    return None
+def parameters_markdown(specs: dict[str, AlgorithmSpec]) -> str:
+    """The README's parameter tables, derived from the declarations (`kernelbench algorithms
+    --markdown`; tests/test_readme.py keeps the README equal to it)."""
+    lines = []
+    for name, spec in sorted(specs.items()):
+        lines += [f"#### `{name}` — {spec.description}", "",
+                  f"Tasks: {', '.join(spec.tasks)}." + (
+                      f" Fixed by the name: {', '.join(f'`{k}: {v}`' for k, v in spec.fixed.items())}."
+                      if spec.fixed else ""), "",
+                  "| parameter | default | allowed | meaning |", "|---|---|---|---|"]
+        for pname, declared in spec.parameters.items():
+            doc = declared.doc.replace("|", "\\|")
+            lines.append(f"| `{pname}` | `{_yaml(declared.default)}` | {declared.describe()} | {doc} |")
+        lines.append("")
+    return "\n".join(lines)
 
 
-def param_field(doc: str, default):
-    """A params-dataclass field with its one-line documentation (shown by `kernelbench algorithms`)."""
-    return field(default=default, metadata={"doc": doc})
+def _yaml(value) -> str:
+    return {None: "null", True: "true", False: "false"}.get(value, value) if not isinstance(
+        value, (int, float)) or isinstance(value, bool) else repr(value)
 
 
 ALGORITHMS: dict[str, AlgorithmSpec] = {}
 
 
-def register_algorithm(name, *, factory, description, tasks, smoke_params=None):
-    """Class decorator for a params dataclass: registers the algorithm under `name`."""
-
-    def decorate(params_cls):
-        if name in ALGORITHMS:
-            raise RuntimeError(f"algorithm {name!r} registered twice")
-        ALGORITHMS[name] = AlgorithmSpec(name, params_cls, factory, description, tuple(tasks),
-                                         dict(smoke_params or {}))
-        return params_cls
-
-    return decorate
+def register_algorithm(name, *, description, tasks, classifier=None, regressor=None, fixed=None,
+                       smoke_params=None) -> AlgorithmSpec:
+    """Register estimator classes under `name` (a module registers what it defines on import)."""
+    if name in ALGORITHMS:
+        raise RuntimeError(f"algorithm {name!r} registered twice")
+    spec = AlgorithmSpec(name, classifier, regressor, description, tuple(tasks), dict(fixed or {}),
+                         dict(smoke_params or {}))
+    spec.parameters          # classes whose declarations disagree fail here, at import
+    ALGORITHMS[name] = spec
+    return spec
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:
@@ -83,3 +109,4 @@ def import_submodules(package):
     for module in pkgutil.iter_modules(package.__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{package.__name__}.{module.name}")
+

@@ -2,19 +2,20 @@
 
 The published values are data, typed in from the papers (../shared/papers) once, here. "Ours" is
 the mean ± std over the finished cells (last row of each trial, test split, status ok) of every
-results.csv found, matching the entry's dataset, algorithm and parameters.
+results.csv found, of the runs tagged with the entry's paper (and figure or table, where the entry
+names one), matching the entry's dataset, algorithm and parameters.
 """
 from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kernelbench.figures import collect_results
+from kernelbench.results import collect_results, final_rows, tagged
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Published:
     std: float | None = None
     params: dict = field(default_factory=dict)     # the entry applies to rows with these params
     note: str = ""
+    figure: str | None = None   # the runs' tags.figure, when the entry is about one figure's runs
 
 
 DAI = "Dai et al. 2014 (DSG)"
@@ -36,6 +38,7 @@ GQ = "Glasmachers & Qaadan (BSGD)"
 LP = "Li & Póczos 2016 (UDSG/CDSG)"
 GENG = "Geng et al. 2019 (TSGS3VM)"
 GU = "Gu et al. 2018 (AsyDSSKL)"
+PAPER_TAGS = {DAI: "dai2014", GQ: "glasmachers2019", LP: "li2016", GENG: "geng2019", GU: "gu2018"}
 
 _GQ_DATA = [  # dataset, paper name, LIBSVM accuracy (Table 1), budgets with Table 2 rows
     ("skin_nonskin", "SKIN", 99.96, {100: [(99.621, .711), (99.629, .852), (99.621, .201), (99.617, .877)],
@@ -77,31 +80,31 @@ def _published() -> list[Published]:
                                   "and n/r-SDCA'"))
     for dataset, name, libsvm, budgets in _GQ_DATA:
         entries.append(Published(GQ, "Table 1 (exact LIBSVM)", dataset, "libsvm", "test_accuracy", libsvm,
-                                 note=name))
+                                 note=name, figure="table1"))
         for budget, rows in budgets.items():
             for merge, (mean, std) in zip(_GQ_MERGES, rows):
                 entries.append(Published(GQ, "Table 2", dataset, "bsgd", "test_accuracy", mean, std,
-                                         params={"merge": merge, "budget": budget}, note=name))
+                                         params={"merge": merge, "budget": budget}, note=name, figure="table2"))
         h_gain, wd_gain, frequency, equal, factor_gss, factor_wd = _GQ_TABLE3[dataset]
         table3 = "Table 3 (B = 100)"
         for merge, gain in (("lookup-h", h_gain), ("lookup-wd", wd_gain)):
             entries.append(Published(GQ, table3, dataset, "bsgd", f"improvement_vs_gss:{merge}", gain,
-                                     params={"budget": 100, "diagnose": False}, note=name))
+                                     params={"budget": 100, "diagnose": False}, note=name, figure="table2"))
         # The column the paper calls "merging frequency" matches the share of *training time* spent
         # merging in the authors' code as measured for the issue (ijcnn1: 3.7 % of steps merge,
         # 20 % of the time; a9a: 25 % and 31 %): both of ours are listed against it.
         gss_100 = {"merge": "gss", "budget": 100, "diagnose": False}
         entries.append(Published(GQ, table3, dataset, "bsgd", "merge_time_share", frequency,
-                                 params=gss_100, note=f"{name}; paper's 'merging frequency'"))
+                                 params=gss_100, note=f"{name}; paper's 'merging frequency'", figure="table2"))
         entries.append(Published(GQ, table3, dataset, "bsgd", "counter%:merge_frequency", frequency,
-                                 params=gss_100, note=f"{name}; fraction of steps that merge"))
+                                 params=gss_100, note=f"{name}; fraction of steps that merge", figure="table2"))
         diag = {"budget": 100, "diagnose": True}
         entries.append(Published(GQ, table3, dataset, "bsgd", "counter%:diag_equal_decisions", equal,
-                                 params=diag, note=name))
+                                 params=diag, note=name, figure="table3"))
         entries.append(Published(GQ, table3, dataset, "bsgd", "counter:diag_factor_gss", factor_gss,
-                                 params=diag, note=name))
+                                 params=diag, note=name, figure="table3"))
         entries.append(Published(GQ, table3, dataset, "bsgd", "counter:diag_factor_lookup_wd", factor_wd,
-                                 params=diag, note=name))
+                                 params=diag, note=name, figure="table3"))
     for dataset, libsvm, dsg, udsg, cdsg in (("cifar10", 38.6, 40.7, 40.2, 40.2),
                                              ("epsilon", 14.3, 14.5, 14.6, 14.5)):
         for algorithm, value in (("libsvm", libsvm), ("dsg", dsg), ("udsg", udsg), ("cdsg", cdsg)):
@@ -119,19 +122,9 @@ NOT_TABULATED = {
 }
 
 
-def _final_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The last row of every finished train/test cell (CV folds and failures out; smoke runs are
-    already left out by collect_results)."""
-    if df.empty:
-        return df
-    df = df[df["fold"].isna()]
-    final = df["final"] == 1
-    legacy = df["final"].isna().groupby(df["run_id"]).transform("all")   # runs from before `final`
-    last = ~df.duplicated(["run_id", "params", "trial"], keep="last")
-    return df[(final | (legacy & last)) & (df["status"] == "ok")]
-
-
 def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
+    """The rows of `entry`'s runs: its paper's (and figure's) tags, dataset, algorithm, params."""
+    rows = tagged(rows, paper=PAPER_TAGS[entry.paper], **({"figure": entry.figure} if entry.figure else {}))
     rows = rows[(rows["dataset"] == entry.dataset) & (rows["algorithm"] == entry.algorithm)]
     if entry.params and len(rows):
         keep = rows["params"].map(lambda p: all(json.loads(p).get(k) == v for k, v in entry.params.items()))
@@ -144,8 +137,7 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
     if metric.startswith("improvement_vs_gss:"):
         # 100·(1 − mean time of this merge method / mean time of GSS-standard), same data and budget
         def seconds(merge):
-            chosen = _matches(final, Published("", "", entry.dataset, entry.algorithm, "", 0.0,
-                                               params={**entry.params, "merge": merge}))
+            chosen = _matches(final, replace(entry, params={**entry.params, "merge": merge}))
             return chosen["train_seconds"].astype(float)
         method, reference = seconds(metric.split(":", 1)[1]), seconds("gss")
         if not len(method) or not len(reference):
@@ -185,12 +177,13 @@ def build_report(results_dirs) -> tuple[str, list[dict]]:
     frames = [f for f in frames if not f.empty]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     folder_of = {p.parent.name: p.parent for d in results_dirs for p in Path(d).rglob("run.json")}
-    final = _final_rows(df)
+    # smoke runs are already left out by collect_results
+    final = final_rows(df, statuses=("ok",), old_runs=True)
     table = []
     for e in PUBLISHED:
         if e.metric.startswith("improvement_vs_gss:"):
-            rows = _matches(final, Published("", "", e.dataset, e.algorithm, "", 0.0, params={
-                **e.params, "merge": e.metric.split(":", 1)[1]})) if len(final) else final
+            rows = _matches(final, replace(e, params={**e.params, "merge": e.metric.split(":", 1)[1]})
+                            ) if len(final) else final
         else:
             rows = _matches(final, e) if len(final) else final
         values = _values(rows, e.metric, final, e) if len(rows) else np.array([])

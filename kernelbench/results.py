@@ -2,7 +2,10 @@
 
     <out_dir>/<experiment>-<YYYYmmdd-HHMMSS>-<6 hex>/
         results.csv     tidy: one row per evaluation point, columns `COLUMNS`
-        run.json        resolved config, versions, machine, git commit, start/end, status
+        run.json        resolved config, tags, versions, machine, git commit, start/end, status
+
+A run's tags (config `tags:` -- paper, figure, panel, role) are written into run.json and into every
+row, so that figures and the report select rows by what they are for, never by experiment names.
 
 Crash safety:
   * A run folder is made with an exclusive `mkdir`: an existing folder is never reused.
@@ -37,29 +40,37 @@ import tempfile
 import time
 from pathlib import Path
 
+from kernelbench.config import TAGS_KEYS
 from kernelbench.errors import KernelbenchError, OutputError
 
-__all__ = ["COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "read_results", "cell_key", "atomic_write_text",
-           "OutputError"]
+__all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "read_results", "final_rows",
+           "collect_results", "config_values", "tagged", "cell_key", "atomic_write_text",
+           "atomic_write_bytes", "safe_name", "OutputError"]
 
+TAG_COLUMNS = list(TAGS_KEYS)        # paper, figure, panel, role: the run's tags, empty when untagged
 COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
            "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
            "objective", "train_error", "train_mse", "test_error", "test_mse", "predict_seconds",
-           "threads", "counters", "status", "message", "final"]
+           "threads", "counters", "status", "message", "final", *TAG_COLUMNS]
 ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
 RUN_STATUSES = ("running", "finished", "failed", "interrupted")
 RESULTS_FILE = "results.csv"
 META_FILE = "run.json"
 
 _STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "counters", "status",
-                   "message")
+                   "message", *TAG_COLUMNS)
 _INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                 "n_support_vectors", "threads", "final")
 _FLOAT_COLUMNS = ("train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",
                   "predict_seconds")
-_RESERVED_META = ("run_id", "experiment", "status", "started", "ended", "duration_seconds")
+_RESERVED_META = ("run_id", "experiment", "status", "started", "ended", "duration_seconds", "tags")
 
 
+def safe_name(text, default: str = "run", max_length: int = 100) -> str:
+    """`text` as a file-name part: runs of characters other than letters, digits, '.', '_', '-'
+    become one '_', leading and trailing '._-' go, at most `max_length` characters; `default`
+    when nothing is left."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("._-")[:max_length] or default
 
 
 def _output_error(action: str, path, e: OSError) -> OutputError:
@@ -77,11 +88,15 @@ def _output_error(action: str, path, e: OSError) -> OutputError:
 # --------------------------------------------------------------------------------------------
 
 def atomic_write_text(path, text: str) -> None:
-    """Replace `path` with `text` (UTF-8) atomically: a temporary file in the same folder is
-    written, flushed, fsynced and renamed over `path` (os.replace); then the folder is fsynced.
-    Readers see the old or the new content, never a mix; on error the old file is untouched."""
+    """Replace `path` with `text` (UTF-8) atomically (see atomic_write_bytes)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Replace `path` with `data` atomically: a temporary file in the same folder is written,
+    flushed, fsynced and renamed over `path` (os.replace); then the folder is fsynced. Readers see
+    the old or the new content, never a mix; on error the old file is untouched (OutputError)."""
     path = Path(path)
-    data = text.encode("utf-8")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
@@ -201,18 +216,21 @@ class Run:
         self.path = Path(path)
         self.run_id: str = meta["run_id"]
         self.experiment: str = meta.get("experiment", "")
+        self.tags: dict = _checked_tags(meta.get("tags"))      # {} for a run from before tags
         self._meta = meta
         self._started_monotonic = _started_monotonic
 
     # --- creation -----------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, out_dir, experiment: str, config: dict, *, command: list[str] | None = None
-               ) -> "Run":
+    def create(cls, out_dir, experiment: str, config: dict, *, command: list[str] | None = None,
+               tags: dict | None = None) -> "Run":
         """Make a new, never-before-used run folder under `out_dir` with run.json (status
-        "running") and results.csv (the header)."""
+        "running") and results.csv (the header). `tags` ({paper, figure, panel, role}, the set
+        ones) label the run and every row it appends."""
         out_dir = Path(out_dir)
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(experiment)).strip("._-")[:100] or "run"
+        safe = safe_name(experiment)
+        tags = _checked_tags(tags)
         config_text = json.dumps(config, sort_keys=True, default=_json_default)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -237,6 +255,7 @@ class Run:
         meta = {
             "run_id": path.name,
             "experiment": str(experiment),
+            "tags": tags,
             "status": "running",
             "started": started.isoformat(),
             "ended": None,
@@ -292,7 +311,7 @@ class Run:
         unknown = [k for k in row if k not in COLUMNS]
         if unknown:
             raise ValueError(f"unknown result column(s) {unknown}; the columns are {COLUMNS}")
-        row = {"run_id": self.run_id, "experiment": self.experiment, "status": "ok", **row}
+        row = {"run_id": self.run_id, "experiment": self.experiment, **self.tags, "status": "ok", **row}
         line = _csv_line([_cell(c, row.get(c)) for c in COLUMNS])
         path = self.results_path
         try:
@@ -327,27 +346,31 @@ class Run:
 
     @classmethod
     def latest(cls, out_dir, experiment: str, config: dict) -> "Run | None":
-        """The newest run folder under out_dir of this experiment with this exact resolved config."""
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(experiment)).strip("._-")[:100] or "run"
-        wanted = json.loads(json.dumps(config, sort_keys=True, default=_json_default))
-        for path in sorted(Path(out_dir).glob(f"{safe}-*"), reverse=True):
+        """The newest run folder under out_dir of this experiment with this exact resolved config.
+        Tags are not compared: they label a run and change nothing it computes (a run from before
+        tags existed, or before its config was tagged, is found too)."""
+        wanted = _without_tags(json.loads(json.dumps(config, sort_keys=True, default=_json_default)))
+        for path in sorted(Path(out_dir).glob(f"{safe_name(experiment)}-*"), reverse=True):
             try:
                 run = cls.open(path)
             except OutputError:
                 continue
-            if run._meta.get("config") == wanted:
+            if _without_tags(run._meta.get("config")) == wanted:
                 return run
         return None
 
     def finished_cells(self, df=None) -> set:
         """Keys (params, trial, fold) of cells whose last row (final = 1) is written."""
         df = read_results(self.path) if df is None else df
-        done = df[df["final"] == 1] if len(df) else df
-        return {cell_key(r.params, r.trial, r.fold) for r in done.itertuples()}
+        return {cell_key(r.params, r.trial, r.fold) for r in final_rows(df, folds=True).itertuples()}
 
-    def resume(self) -> set:
+    def resume(self, tags: dict | None = None) -> set:
         """Reopen for more rows: drop the rows of cells that never finished (a killed run's
-        partial curves), atomically, and return the finished cells' keys."""
+        partial curves), atomically, and return the finished cells' keys. `tags` (the config's
+        current ones) relabel the run; the kept rows get the run's tags and, when results.csv was
+        written with older columns, the current header (the columns it lacked left empty)."""
+        if tags is not None:
+            self.tags = _checked_tags(tags)
         path = self.results_path
         try:
             lines = path.read_bytes().splitlines(keepends=True)
@@ -355,19 +378,19 @@ class Run:
             raise _output_error("read", path, e) from e
         df = read_results(self.path)
         done = self.finished_cells(df)
-        keep = [lines[0]]
+        header = next(csv.reader([lines[0].decode("utf-8")])) if lines else COLUMNS
+        relabel = header != COLUMNS or any((df[c] != self.tags.get(c, "")).any() for c in TAG_COLUMNS)
+        keep = [_csv_line(COLUMNS)]
         for line, r in zip(lines[1:], df.itertuples()):
-            if cell_key(r.params, r.trial, r.fold) in done:
-                keep.append(line)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_bytes(b"".join(keep))
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except OSError as e:
-            raise _output_error("rewrite", path, e) from e
-        self._meta.update(status="running", ended=None,
+            if cell_key(r.params, r.trial, r.fold) not in done:
+                continue
+            if relabel:      # the row's cells as written (no float re-formatting), by column name
+                cells = dict(zip(header, next(csv.reader([line.decode("utf-8")]))))
+                cells.update({c: self.tags.get(c, "") for c in TAG_COLUMNS})
+                line = _csv_line([cells.get(c, "") for c in COLUMNS])
+            keep.append(line)
+        atomic_write_bytes(path, b"".join(keep))
+        self._meta.update(tags=self.tags, status="running", ended=None,
                           resumed=[*self._meta.get("resumed", []),
                                    _dt.datetime.now(_dt.timezone.utc).isoformat()])
         self._started_monotonic = None
@@ -478,6 +501,101 @@ def read_results(run_dir):
         frame[column] = frame[column].fillna("").astype(str)
     extra = [c for c in frame.columns if c not in COLUMNS]
     return frame[COLUMNS + extra]
+
+
+def final_rows(df, *, folds: bool = False, statuses=None, old_runs: bool = False):
+    """The last row of every finished cell: its row with final = 1. Cross-validation rows (a fold
+    set: model selection) are left out unless `folds`; with `statuses` (e.g. ("ok",)) only rows of
+    those statuses are kept. With `old_runs`, a run written before the `final` column existed (no
+    row of it marked) counts the last row of each (params, trial, fold) as final -- never for a run
+    of today, whose unmarked cells are unfinished. Works on read_results / collect_results frames."""
+    if df.empty:
+        return df
+    rows = df
+    if not folds and "fold" in rows:
+        rows = rows[rows["fold"].isna() | (rows["fold"].astype(str) == "")]
+    keep = (rows["final"] == 1).fillna(False).astype(bool)
+    if old_runs:
+        unmarked = rows["final"].isna().groupby(rows["run_id"]).transform("all").astype(bool)
+        last = ~rows.duplicated(["run_id", "params", "trial", "fold"], keep="last")
+        keep = keep | (unmarked & last)
+    if statuses is not None:
+        keep &= rows["status"].isin(list(statuses))
+    return rows[keep]
+
+
+def collect_results(folder, *, include_smoke: bool = False):
+    """All rows of all results.csv files below `folder` (an empty frame if none), with two
+    columns from each run's run.json: `config` (the resolved config as JSON text, "" when there is
+    no run.json) and `n_train` (the training rows the run used). Smoke runs (a few iterations on a
+    subsample, run.json "smoke": true) are left out unless asked for."""
+    import pandas as pd
+
+    frames = []
+    for path in sorted(Path(folder).rglob(RESULTS_FILE)):
+        try:
+            meta = json.loads((path.parent / META_FILE).read_text())
+        except (OSError, ValueError):
+            meta = {}
+        meta = meta if isinstance(meta, dict) else {}
+        if meta.get("smoke", False) and not include_smoke:
+            continue
+        frame = read_results(path.parent)
+        if frame.empty:
+            continue
+        dataset = meta.get("dataset") if isinstance(meta.get("dataset"), dict) else {}
+        config = meta.get("config")
+        frame["config"] = json.dumps(config, sort_keys=True) if isinstance(config, dict) else ""
+        frame["n_train"] = pd.array([dataset.get("n_train")] * len(frame), dtype="Int64")
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def config_values(df, dotted: str):
+    """The value at a dotted path (e.g. "stop.passes", "dataset.labeled_only") of each row's run
+    config (collect_results' `config` column), as a Series; None where it is absent."""
+    import pandas as pd
+
+    def lookup(text):
+        value = json.loads(text) if text else None
+        for key in dotted.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+    if "config" not in df:
+        return pd.Series([None] * len(df), index=df.index, dtype=object)
+    values = {text: lookup(text) for text in df["config"].unique()}
+    return pd.Series([values[text] for text in df["config"]], index=df.index, dtype=object)
+
+
+def tagged(df, **tags):
+    """The rows whose tags match, e.g. tagged(df, paper="li2016", figure=("fig1", "table3")): each
+    keyword a tag (paper, figure, panel, role) with one value or a tuple of values."""
+    unknown = [k for k in tags if k not in TAG_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown tag(s) {unknown}; the tags are {TAG_COLUMNS}")
+    if df.empty:
+        return df
+    keep = True
+    for key, wanted in tags.items():
+        if key not in df:
+            return df.iloc[0:0]
+        keep = keep & df[key].isin([wanted] if isinstance(wanted, str) else list(wanted))
+    return df[keep] if tags else df
+
+
+def _checked_tags(tags) -> dict:
+    """A run's tags as {key: text} in TAG_COLUMNS order, the unset (None) ones left out."""
+    if not tags:
+        return {}
+    unknown = [k for k in tags if k not in TAG_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown tag(s) {unknown}; the tags are {TAG_COLUMNS}")
+    return {k: str(tags[k]) for k in TAG_COLUMNS if tags.get(k) is not None}
+
+
+def _without_tags(config):
+    """A stored config without its `tags` (labels: they do not decide whether runs match)."""
+    return {k: v for k, v in config.items() if k != "tags"} if isinstance(config, dict) else config
 
 
 # --------------------------------------------------------------------------------------------

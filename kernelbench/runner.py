@@ -1,8 +1,11 @@
 """config → dataset → estimator → evaluation schedule → rows → results.csv (DESIGN.md §2).
 
-The runner knows the stepping protocol of kernelbench.solvers.base (begin / run / finish) and
-nothing of solver internals. It times `run` chunks only; every evaluation happens outside the
-timer, so `train_seconds` is pure training time (set-up in `begin` included).
+The runner knows the stepping protocol of kernelbench.solvers.base (`Solver`: begin / run /
+finish / record / objective / working_set) and nothing of solver internals. Its one timed loop is
+`trace` (public: benchmarks and scripts time their runs with it too): set-up and `run` calls are
+timed, every evaluation happens outside the timer, and afterwards the solver's working set is read
+back into the caches, so `train_seconds` is training time whatever the evaluation schedule
+(scripts/bench_eval_overhead.py measures it).
 
 Work is a list of *cells* — one estimator trained on one split, keyed (params, trial, fold) —
 run one after another, on local processes (joblib, `jobs`) or on a Dask cluster (`scheduler`),
@@ -12,6 +15,8 @@ what was kept and the command that resumes it.
 """
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import math
 import os
@@ -32,8 +37,8 @@ from kernelbench.config import ExperimentConfig, StopConfig, config_to_dict, exp
 from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
 from kernelbench.registry import AlgorithmSpec, algorithms
-from kernelbench.results import Run, cell_key, read_results
-from kernelbench.solvers.base import BudgetExceededError, DivergenceError, resolve_threads
+from kernelbench.results import Run, cell_key, final_rows, read_results
+from kernelbench.solvers.base import BudgetExceededError, DivergenceError, blas_threads, resolve_threads
 
 EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
 SMOKE_TRAIN_ROWS = 500
@@ -233,14 +238,15 @@ class _open_run:
         previous = Run.latest(self.out_dir, self.cfg.name, config) if self.resume else None
         if previous is not None:
             self.run = previous
-            done = previous.resume()
+            done = previous.resume(tags=self.cfg.tags.as_dict())
             print(f"kernelbench: resuming {previous.path} ({len(done)} finished cells kept)",
                   file=sys.stderr)
         else:
             if self.resume:
                 print(f"kernelbench: nothing to resume under {self.out_dir} for {self.cfg.name!r} "
                       "with this config; starting a new run", file=sys.stderr)
-            self.run = Run.create(self.out_dir, self.cfg.name, config, command=self.command)
+            self.run = Run.create(self.out_dir, self.cfg.name, config, command=self.command,
+                                  tags=self.cfg.tags.as_dict())
             done = set()
         self.run.__enter__()
         return self.run, done
@@ -386,14 +392,165 @@ def _cell_rows(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     return rows
 
 
+@dataclass(frozen=True)
+class Point:
+    """Where a timed run stands when `trace` hands over: training is paused, and whatever the
+    caller does now (evaluate, print, ...) is outside the timer."""
+    iteration: int            # the estimator's n_iter_
+    samples_seen: int
+    train_seconds: float      # wall time of begin and of every run call so far
+    cpu_seconds: float        # CPU time of the process (all threads) in the same calls
+    final: bool               # the last point: a stop rule, the solver's own end (converged_), or a time limit
+
+
+class Trace:
+    """A timed run of a Solver (begin, then `run` in timed pieces), pausing at evaluation
+    points; see `trace`. `train_seconds` / `cpu_seconds` hold the totals so far, also after an
+    exception (e.g. DivergenceError from run); `pieces` lists (iterations, wall seconds) of every
+    timed call, begin first (iterations 0), for benchmarks. `every` may be set after `begin()`,
+    when `total` is known."""
+
+    def __init__(self, estimator, X, y, *, passes=None, iterations=None, seconds=None, every=None,
+                 initial=True, progress=None):
+        self.estimator, self.X, self.y = estimator, X, y
+        self.stop = StopConfig(passes=passes, iterations=iterations, seconds=seconds)
+        self.every, self.initial, self.progress = every, initial, progress
+        self.train_seconds = self.cpu_seconds = 0.0
+        self.pieces: list[tuple[int, float]] = []
+        self.total = math.nan           # iterations the stop rule allows (inf: a time limit only)
+        self.began = False
+
+    def begin(self) -> Trace:
+        """`estimator.begin(X, y)`, timed: set-up is training work too (e.g. a feature matrix).
+        A BudgetExceededError propagates with `began` still False."""
+        self._timed(self.estimator.begin, self.X, self.y)
+        self.began = True
+        self.total = _total_steps(self.stop, self.estimator.steps_per_pass)
+        return self
+
+    def __iter__(self):
+        est, stop = self.estimator, self.stop
+        if not self.began:
+            self.begin()
+        try:
+            per_pass = est.steps_per_pass
+            if self.every is not None and math.isinf(self.every):     # points at the end only
+                chunk_size = self.total if math.isfinite(self.total) else 10**9
+            else:
+                chunk_size = self.every or max(1, per_pass // 10)
+            if stop.seconds:            # the clock is read between chunks: keep them to one pass
+                chunk_size = max(1, min(chunk_size, per_pass))
+            piece = max(1, per_pass // RUN_PIECES_PER_PASS)
+            if self.initial and est.predicts_before_training:
+                yield self._point(final=False)
+                _warm(est.working_set())
+            while True:
+                left, ended = int(min(chunk_size, self.total - est.n_iter_)), False
+                # A chunk runs in pieces: Ctrl-C is only handled when a compiled loop returns to
+                # Python, and a time limit is read between them (a full-size pass is minutes long).
+                while left > 0:
+                    asked = min(left, piece)
+                    done = self._timed(est.run, asked)
+                    if self.progress is not None:
+                        self.progress(done)
+                    left -= done
+                    ended = done < asked            # the solver's procedure is over (protocol)
+                    if ended or self._out_of_time() or est.converged_:
+                        break
+                final = (ended or est.n_iter_ >= self.total or self._out_of_time()
+                         or est.converged_)            # e.g. LIBSVM: solved to its tolerance
+                yield self._point(final)
+                if final:
+                    return
+                _warm(est.working_set())
+        finally:
+            est.finish()
+
+    def _timed(self, call, *args):
+        """call(*args) under the clocks, with the cyclic garbage collector off (as timeit does):
+        collections are triggered by allocation counts that evaluation advances, so one landing
+        inside a timed call would depend on how often the caller evaluates."""
+        collecting = gc.isenabled()
+        gc.disable()
+        steps = 0
+        try:
+            cpu = time.process_time()          # the wall clock brackets the call alone
+            wall = time.perf_counter()
+            try:
+                steps = call(*args)
+                return steps
+            finally:
+                seconds = time.perf_counter() - wall
+                self.cpu_seconds += time.process_time() - cpu
+                self.train_seconds += seconds
+                self.pieces.append((int(steps) if isinstance(steps, (int, np.integer)) else 0, seconds))
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _out_of_time(self) -> bool:
+        return bool(self.stop.seconds) and self.train_seconds >= self.stop.seconds
+
+    def _point(self, final: bool) -> Point:
+        est = self.estimator
+        return Point(est.n_iter_, est.samples_seen_, self.train_seconds, self.cpu_seconds, final)
+
+
+def trace(estimator, X, y, *, passes=None, iterations=None, seconds=None, every=None,
+          initial=True, progress=None) -> Trace:
+    """A timed training run of `estimator` (a kernelbench Solver) on (X, y), as the runner times
+    its cells: iterate it for `Point`s. Set-up (begin) and `run` calls are timed; the caller's
+    work between points is not, and afterwards the solver's working set is read back into the
+    CPU caches (outside the timer) so that the next timed chunk does not depend on what the
+    caller did (DESIGN.md §7: training time independent of how often one evaluates).
+
+    Stops at `passes` / `iterations` / `seconds` of training (at least one), or when the solver
+    ends itself (converged_). Points: at iteration 0 (`initial`, if the model predicts before
+    training), every `every` iterations (None: about 10 a pass; math.inf: at the end only) and at
+    the end (final). `progress(done)` is called after every timed piece. The estimator is
+    finished (training data dropped) when the iteration ends, however it ends.
+
+        for point in trace(est, X, y, passes=2, every=100):
+            print(point.iteration, point.train_seconds, est.score(X_valid, y_valid))
+    """
+    return Trace(estimator, X, y, passes=passes, iterations=iterations, seconds=seconds, every=every,
+                 initial=initial, progress=progress)
+
+
+def _warm(arrays) -> None:
+    """Read one byte of every cache line of `arrays`, from the last one back while they fit in
+    the last-level cache (an array that does not is skipped), then in order, so that the last
+    listed -- what the loop reads most -- is the most recent. What an uninterrupted run keeps
+    cached comes back; what does not fit, it streams from memory anyway, and reading part of it
+    back would give the next chunk a head start that run never has (rows of a pass still to come
+    found cached). Reading, not writing: nothing changes."""
+    chosen, left = [], _cache_bytes()
+    for a in reversed(arrays):
+        if a.size and a.flags.c_contiguous and a.nbytes <= left:
+            chosen.append(a)
+            left -= a.nbytes
+    for a in reversed(chosen):
+        a.reshape(-1).view(np.uint8)[::64].max()
+
+
+@functools.cache
+def _cache_bytes() -> int:
+    """The largest CPU cache (Linux sysfs: the last level, e.g. "32768K"); 32 MiB if unknown."""
+    sizes = []
+    for entry in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = entry.read_text().strip().upper()
+            sizes.append(int(text.rstrip("KMG")) * {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1))
+        except (OSError, ValueError):
+            continue
+    return max(sizes, default=32 * 2**20)
+
+
 def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str, *, sink,
                show=False, max_threads=None) -> dict:
     """Train one estimator, appending rows to `sink` at iteration 0, every `cell.every`
     iterations (None: ~10 per pass) and at the end; with curve=False only at the end. The last row
-    has final = 1. With a time limit, chunks are at most one pass: the clock is read between them.
-    Returns it."""
-    from threadpoolctl import threadpool_limits
-
+    has final = 1. The timing is `trace`'s. Returns the last row."""
     data, spec = prepared.data, prepared.spec
     X_train, y_train, X_eval, y_eval = data.X_train, data.y_train, data.X_test, data.y_test
     eval_rows = prepared.eval_rows
@@ -416,67 +573,46 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
             "fold": cell.fold, "threads": "" if threads is None else resolve_threads(threads)}
     X_sub, y_sub = X_train[eval_rows], y_train[eval_rows]
 
-    started = time.perf_counter()
+    bar = tqdm(total=None, desc=f"{spec.name} trial {cell.trial}", unit="it", disable=not show,
+               leave=False)
+    timed = trace(estimator, X_train, y_train, passes=stop.passes, iterations=stop.iterations,
+                  seconds=stop.seconds, every=cell.every if cell.curve else math.inf,
+                  initial=cell.curve, progress=bar.update)
     try:
-        estimator.begin(X_train, y_train)    # set-up is training work too (e.g. a feature matrix)
+        timed.begin()
     except BudgetExceededError as e:                     # e.g. an O(n²) baseline at large n
+        bar.close()
+        estimator.finish()
         row = {**base, "iteration": 0, "samples_seen": 0, "train_seconds": 0.0,
                "status": "skipped", "message": str(e), "final": 1}
         sink.append(row)
         return row
-    train_seconds = time.perf_counter() - started
-    total = _total_steps(stop, estimator.steps_per_pass)
-    if not cell.curve:
-        chunk_size = total if math.isfinite(total) else 10**9
-    else:
-        chunk_size = cell.every or max(1, estimator.steps_per_pass // 10)
-    if stop.seconds:                    # the clock is read between chunks: keep them to one pass
-        chunk_size = max(1, min(chunk_size, estimator.steps_per_pass))
-    piece = max(1, estimator.steps_per_pass // RUN_PIECES_PER_PASS)
-    row = {}
+    if math.isfinite(timed.total):
+        bar.reset(total=timed.total)
 
-    def evaluate():
+    def evaluate(point: Point):
         # BLAS on one thread while evaluating: OpenBLAS workers spin for a while after a parallel
         # call, and would take the cores from the next timed chunk of an OpenMP solver.
-        with threadpool_limits(limits=1, user_api="blas"):
-            point = _evaluate(estimator, base, train_seconds, cell.on, X_sub, y_sub, X_eval, y_eval,
-                              data.task, eval_threads)
-        bad = [k for k in ("objective", "train_mse", "test_mse") if k in point and not math.isfinite(point[k])]
+        with blas_threads(1):
+            row = _evaluate(estimator, base, point.train_seconds, cell.on, X_sub, y_sub, X_eval,
+                            y_eval, data.task, eval_threads)
+        bad = [k for k in ("objective", "train_mse", "test_mse") if k in row and not math.isfinite(row[k])]
         if bad:                                           # any algorithm: never write NaN/inf as ok
             raise DivergenceError(f"{' and '.join(bad)} became NaN/inf at iteration {estimator.n_iter_}; "
                                   "use a smaller step (or a larger t0)")
-        return point
+        return row
 
-    bar = tqdm(total=total if math.isfinite(total) else None, desc=f"{spec.name} trial {cell.trial}",
-               unit="it", disable=not show, leave=False)
+    row = {}
     try:
-        if cell.curve and estimator.predicts_before_training:
-            sink.append(evaluate())
-        while True:
-            chunk = int(min(chunk_size, total - estimator.n_iter_))
-            left = chunk
-            # A chunk runs in pieces: Ctrl-C is only handled when a compiled loop returns to
-            # Python, and a time limit is read between them (a full-size pass is minutes long).
-            while left > 0:
-                asked = min(left, piece)
-                started = time.perf_counter()
-                done = estimator.run(asked)
-                train_seconds += time.perf_counter() - started
-                bar.update(done)
-                left -= done
-                if (done < asked or (stop.seconds and train_seconds >= stop.seconds)
-                        or getattr(estimator, "converged_", False)):
-                    break
-            row = evaluate()
-            if (estimator.n_iter_ >= total or (stop.seconds and train_seconds >= stop.seconds)
-                    or getattr(estimator, "converged_", False)):   # e.g. LIBSVM: solved to its tolerance
+        for point in timed:
+            row = evaluate(point)
+            if point.final:
                 break
-            if cell.curve:
-                sink.append(row)
+            sink.append(row)
     except (DivergenceError, BudgetExceededError) as e:
         status = "diverged" if isinstance(e, DivergenceError) else "skipped"
         row = {**base, "iteration": estimator.n_iter_, "samples_seen": estimator.samples_seen_,
-               "train_seconds": train_seconds, "status": status, "message": str(e)}
+               "train_seconds": timed.train_seconds, "status": status, "message": str(e)}
     finally:
         bar.close()
         estimator.finish()
@@ -501,8 +637,7 @@ def _ssl_training(prepared: Prepared, cell: Cell, X_train, y_train, eval_rows):
 
 
 def _determinism(prepared: Prepared) -> str:
-    estimator = prepared.spec.build({}, seed=0, task=prepared.data.task)
-    return getattr(estimator, "determinism", "not stated")
+    return prepared.spec.build({}, seed=0, task=prepared.data.task).determinism
 
 
 def _params_json(defaults: dict, params: dict) -> str:
@@ -515,7 +650,7 @@ def _final_rows(run: Run) -> list[dict]:
     if not len(df):
         return []
     return [{k: (None if _missing(v) else v) for k, v in r.items()}
-            for r in df[df["final"] == 1].to_dict("records")]
+            for r in final_rows(df, folds=True).to_dict("records")]
 
 
 def _missing(value) -> bool:
@@ -544,16 +679,14 @@ def _total_steps(stop: StopConfig, steps_per_pass: int) -> float:
 
 def _evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task, threads=1) -> dict:
     row = {**base, "iteration": est.n_iter_, "samples_seen": est.samples_seen_,
-           "train_seconds": train_seconds, "status": "ok"}
-    if hasattr(est, "n_random_features_"):
-        row["n_features"] = est.n_random_features_
-    if hasattr(est, "n_support_vectors_"):
-        row["n_support_vectors"] = est.n_support_vectors_
-    if hasattr(est, "counters"):       # algorithm-specific counters (merge frequency, sparsity, ...)
-        row["counters"] = json.dumps(est.counters(), sort_keys=True)
+           "train_seconds": train_seconds, "status": "ok", **est.record()}
+    if "counters" in row:              # algorithm-specific counters (merge frequency, sparsity, ...)
+        row["counters"] = json.dumps(row["counters"], sort_keys=True)
     regression = task == "regression"
-    if "objective" in on and hasattr(est, "objective"):
-        row["objective"] = est.objective(X_sub, y_sub)
+    if "objective" in on:
+        objective = est.objective(X_sub, y_sub)     # None: the model defines no objective
+        if objective is not None:
+            row["objective"] = objective
     if ("train_error" in on or "train_mse" in on) and X_sub.shape[0]:
         pred = _predict(est, X_sub, threads)
         row["train_mse" if regression else "train_error"] = _score(pred, y_sub, regression)
@@ -572,7 +705,7 @@ def _predict(est, X, threads: int):
     "rows" = chunks on `threads` threads at once; "serial" = chunks one after another. The caller
     pins BLAS to one thread, so k threads use k cores. Ctrl-C cancels the chunks not started."""
     n = X.shape[0]
-    mode = getattr(est, "predict_parallelism", "serial")
+    mode = est.predict_parallelism
     if n <= PREDICT_SPLIT_ROWS or mode == "internal":
         return est.predict(X)
     starts = range(0, n, PREDICT_CHUNK_ROWS)

@@ -1,7 +1,7 @@
 """`make bench`: AsyDSSKL speedup with threads (Gu et al. 2018, Fig. 2), measured in one run.
 
 For each dataset (ijcnn1 and the 20k covtype subset by default, parameters read from
-configs/gu_<dataset>_asydsskl.yaml so the bench runs exactly the experiment's settings) and each
+configs/<dataset>_asydsskl_gu2018.yaml so the bench runs exactly the experiment's settings) and each
 thread count 1, 2, 4, 8, 16 up to the cores this process may use, one seeded fit records after
 every SVRG outer loop the training time (clock stopped during evaluation) and the exact objective
 P(w) of problem (4) on the whole training set. It prints
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +32,7 @@ import yaml
 from kernelbench.figures.gu_asydsskl import time_to_reach
 
 REPO = Path(__file__).resolve().parents[1]
-DATASETS = {"ijcnn1": "gu_ijcnn1_asydsskl.yaml", "covtype_subset20k": "gu_covtype_asydsskl.yaml"}
+DATASETS = {"ijcnn1": "ijcnn1_asydsskl_gu2018.yaml", "covtype_subset20k": "covtype_subset20k_asydsskl_gu2018.yaml"}
 
 
 def cores() -> int:
@@ -52,15 +51,16 @@ def load(name):
     return data, dict(cfg["algorithm"]["params"])
 
 
-def full_objective(est):
-    """P(w) on the whole training set from the solver's own feature matrix (outside the timer)."""
-    from kernelbench.solvers import _asydsskl
-    from kernelbench.solvers._losses import gu_loss_values
+def full_objective(est, y_pm):
+    """P(w) of problem (4) on the whole training set (labels y_pm = ±1), from the solver's own
+    feature matrix Φ (`feature_matrix_`, exact for the features it trains on; outside the timer)."""
+    from kernelbench.solvers.losses import loss_values
 
-    a = len(est.coef_)
-    z = _asydsskl.predict_features(est._phi, a, est.coef_, 1)
-    return float(np.mean(gu_loss_values(est.loss, z, est._y, float(est.sigma)))
-                 + est.lambda_ * np.abs(est.coef_).sum())
+    phi, w = est.feature_matrix_, est.coef_.astype(np.float32)
+    z = np.empty(phi.shape[0])
+    for r0 in range(0, phi.shape[0], 8192):              # float32 blocks: Φ may be stored in float16
+        z[r0:r0 + 8192] = phi[r0:r0 + 8192].astype(np.float32) @ w
+    return float(np.mean(loss_values(est.loss_, z, y_pm, float(est.sigma))) + est.penalty())
 
 
 def curve(data, params, threads, seed, target=None):
@@ -68,22 +68,21 @@ def curve(data, params, threads, seed, target=None):
     One pass of Algorithm 1; with a `target` objective not reached by then, the run goes on
     (more outer loops, up to a second pass) until it is, as an asynchronous run may end a pass a
     hair above the sequential one."""
+    from kernelbench.runner import trace
     from kernelbench.solvers.asydsskl import AsyDSSKLClassifier
 
     est = AsyDSSKLClassifier(**{**params, "threads": threads}, random_state=seed)
-    est.begin(data.X_train, data.y_train)
-    points, seconds, cpu = [(0.0, full_objective(est))], 0.0, 0.0
-    for step in range(2 * est.steps_per_pass):
-        if step >= est.steps_per_pass and (target is None or points[-1][1] <= target):
+    timed = trace(est, data.X_train, data.y_train, passes=2, every=1).begin()
+    setup_seconds, setup_cpu = timed.train_seconds, timed.cpu_seconds   # the clock starts after set-up
+    y_pm = np.where(data.y_train == est.classes_[1], 1.0, -1.0)
+    points, pass_cpu = [], float("nan")
+    for point in timed:
+        points.append((point.train_seconds - setup_seconds, full_objective(est, y_pm)))
+        if point.iteration == est.steps_per_pass:
+            pass_cpu = point.cpu_seconds - setup_cpu        # CPU time of all threads for one pass
+        if point.iteration >= est.steps_per_pass and (target is None or points[-1][1] <= target):
             break
-        started, cpu_started = time.perf_counter(), time.process_time()
-        est.run(1)
-        seconds += time.perf_counter() - started
-        cpu += time.process_time() - cpu_started
-        points.append((seconds, full_objective(est)))
-        if step == est.steps_per_pass - 1:
-            est.pass_cpu_seconds_ = cpu          # CPU time of all threads for one pass
-    return points, est
+    return points, est, pass_cpu
 
 
 def main(argv=None):
@@ -104,7 +103,7 @@ def main(argv=None):
     if args.out:
         from kernelbench.results import Run
         run = Run.create(args.out, "gu_speedup", {"datasets": args.datasets, "threads": counts,
-                                                  "seeds": args.seeds})
+                                                  "seeds": args.seeds}, tags={"paper": "gu2018", "figure": "fig2", "role": "ours"})
     for name in args.datasets:
         data, params = load(name)
         print(f"\n{name} (n = {data.X_train.shape[0]}; {params})")
@@ -113,8 +112,7 @@ def main(argv=None):
             results, cpu, fitted = {}, {}, {}
             for k in counts:
                 target = results[1][-1][1] if k != 1 else None
-                results[k], fitted[k] = curve(data, params, k, seed, target)
-                cpu[k] = getattr(fitted[k], "pass_cpu_seconds_", float("nan"))
+                results[k], fitted[k], cpu[k] = curve(data, params, k, seed, target)
                 if run is not None:
                     for it, (seconds, value) in enumerate(results[k]):
                         run.append({"experiment": "gu_speedup", "dataset": name, "algorithm": "asydsskl",

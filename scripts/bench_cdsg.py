@@ -10,9 +10,7 @@ Timings depend on the machine's load: the load average is printed next to them. 
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import time
 
 import numpy as np
 
@@ -33,19 +31,17 @@ def load(name, test):
 
 
 def run(cls, X, y, params, passes, target=None, points=24):
-    """(seconds, objective, n_features, reached) after each timed chunk, until `passes` are done
-    or the objective is <= target."""
+    """(seconds, objective, n_features) after each timed chunk (the runner's timing: set-up
+    included), until `passes` are done or the objective is <= target."""
+    from kernelbench.runner import trace
+
     est = cls(**params)
-    est.begin(X, y)
-    total = math.ceil(passes * est.steps_per_pass)
-    chunk = max(1, total // points)
-    seconds, done, curve = 0.0, 0, []
-    while done < total:
-        started = time.perf_counter()
-        done += est.run(min(chunk, total - done))
-        seconds += time.perf_counter() - started
+    timed = trace(est, X, y, passes=passes, initial=False).begin()
+    timed.every = max(1, int(timed.total) // points)
+    curve = []
+    for point in timed:
         objective = est.objective(X, y)
-        curve.append((seconds, objective, est.n_random_features_))
+        curve.append((point.train_seconds, objective, est.n_random_features_))
         if target is not None and objective <= target:
             break
     return curve

@@ -11,7 +11,7 @@ One run, on the SUSY replica at its published size (4.5 M training rows, 500 k t
    median_gamma on the training part, the rule our solvers use for gamma: median). Its wall time
    T_rff = transform + fit (the test part is transformed and scored after, untimed).
 2. Ours: dsg, udsg, cdsg with the params and stop rule of their full-size SUSY config
-   (configs/gu_susy_dsg.yaml, susy_udsg.yaml, susy_cdsg.yaml; the lookup of scripts/bench_scaling.py,
+   (configs/susy_dsg_gu2018.yaml, susy_udsg.yaml, susy_cdsg.yaml; the lookup of scripts/bench_scaling.py,
    read at run time) and `stop.seconds: T_rff` added, through `kernelbench run` (the runner times
    set-up and training, reads the clock every 1% of a pass, and scores the test part once, at the
    end, outside the timer). The verdict line says whether each reached a lower test error than
@@ -209,7 +209,7 @@ def run_config(name: str, kind: str, stop_extra: dict, args, out: Path, *, wall_
 
     from bench_scaling import find_config
     from kernelbench.config import load_config
-    from kernelbench.results import read_results
+    from kernelbench.results import final_rows, read_results
 
     settings = solver_settings(name, args.configs, args.threads)
     source = find_config(name, args.configs)
@@ -235,7 +235,7 @@ def run_config(name: str, kind: str, stop_extra: dict, args, out: Path, *, wall_
            "status": "failed", "note": f"stop {json.dumps(config['stop'])}; run {outcome['run_folder']}"}
     if outcome["run_folder"] and (Path(outcome["run_folder"]) / "results.csv").exists():
         final = read_results(outcome["run_folder"])
-        final = final[final["final"] == 1]
+        final = final_rows(final)
         if len(final):
             last = final.iloc[-1]
             row.update(train_seconds=float(last["train_seconds"]), test_error=float(last["test_error"]),

@@ -220,7 +220,7 @@ def point_row(solver: str, n: int, cfg: dict, settings: dict, outcome: dict, arg
     import pandas as pd
 
     from kernelbench.data.synthetic import SHAPES
-    from kernelbench.results import read_results
+    from kernelbench.results import final_rows, read_results
 
     row = {"bench": "scaling", "experiment": cfg["name"], "dataset": f"synthetic {SHAPE} replica",
            "solver": solver, "n": n, "n_train": math.nan, "train_seconds": math.nan,
@@ -235,7 +235,7 @@ def point_row(solver: str, n: int, cfg: dict, settings: dict, outcome: dict, arg
     final = None
     if folder is not None and (folder / "results.csv").exists():
         frame = read_results(folder)
-        last = frame[frame["final"] == 1]
+        last = final_rows(frame)
         final = last.iloc[-1] if len(last) else None
     if folder is not None and (folder / "run.json").exists():
         meta = json.loads((folder / "run.json").read_text())

@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = ["configs/susy_tsgs3vm.yaml", "configs/susy_frs3vm.yaml", "configs/gu_susy_dsg.yaml",
-           "configs/susy_bsgd.yaml", "configs/gu_susy_asydsskl.yaml",
+CONFIGS = ["configs/susy_tsgs3vm.yaml", "configs/susy_frs3vm.yaml", "configs/susy_dsg_gu2018.yaml",
+           "configs/susy_bsgd.yaml", "configs/susy_asydsskl_gu2018.yaml",
            "configs/higgs_tsgs3vm.yaml", "configs/higgs_frs3vm.yaml",
            "configs/hepmass_tsgs3vm.yaml", "configs/hepmass_frs3vm.yaml"]
 COLUMNS = ["config", "dataset", "algorithm", "threads", "n_train", "passes", "train_seconds", "seconds_per_pass",
@@ -110,10 +110,10 @@ def measure(config: str, threads: int | None, out: Path, env, one_pass: bool = F
         return {**row, "status": f"failed: {proc.stderr.strip().splitlines()[-1][:200]}"}
     folder = Path(proc.stdout.strip().splitlines()[-1].split("results: ", 1)[1]).parent
     meta = json.loads((folder / "run.json").read_text())
-    import pandas as pd
+    from kernelbench.results import final_rows, read_results
 
-    df = pd.read_csv(folder / "results.csv")
-    final = df[df["final"] == 1]
+    df = read_results(folder)
+    final = final_rows(df)
     seconds = float(final["train_seconds"].mean())
     return {**row, "n_train": meta["dataset"]["n_train"], "passes": passes, "train_seconds": round(seconds, 1),
             "seconds_per_pass": round(seconds / passes, 1), "peak_memory_mb": round(meta.get("peak_memory_mb", 0)),
@@ -169,10 +169,10 @@ def table(out: Path):
 
 def grid_cells(run_folder: str, passes: float):
     """(label, numbers) of every final row of a grid run: the parameters that differ between cells."""
-    import pandas as pd
+    from kernelbench.results import final_rows, read_results
 
-    final = pd.read_csv(Path(run_folder) / "results.csv")
-    final = final[final["final"] == 1]
+    final = read_results(run_folder)
+    final = final_rows(final)
     params = [json.loads(p) for p in final["params"]]
     varying = [k for k in params[0] if len({json.dumps(p.get(k)) for p in params}) > 1]
     for p, r in zip(params, final.itertuples()):

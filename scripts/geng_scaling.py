@@ -2,10 +2,10 @@
 whose config exists (configs/<dataset>_<method>.yaml: tsgs3vm, frs3vm, and part B's bgs3vm,
 tsvm_ls, tsvm_cccp when present), runs the config on training subsamples of growing size
 (dataset.subsample; 200 labeled rows, the rest unlabeled, the test part as configured) and names
-each run "geng_scaling-<dataset>-<method>-n<size>" so that kernelbench/figures/geng_s3vm.py can
+each run "geng_scaling-<dataset>-<method>-n<size>", tagged figure: fig2 so that kernelbench/figures/geng_s3vm.py can
 plot it and print the log-log slope. O(n²) baselines write "skipped" rows past their budget.
 
-    .venv/bin/python scripts/geng_scaling.py --datasets codrna ijcnn1 skin_nonskin \
+    .venv/bin/python scripts/geng_scaling.py --datasets cod_rna ijcnn1 skin_nonskin \
         --sizes 5000 10000 20000 40000 --trials 3 --out results/geng_s3vm/scaling
 """
 import argparse
@@ -23,7 +23,7 @@ METHODS = ("tsgs3vm", "frs3vm", "bgs3vm", "tsvm_ls", "tsvm_cccp")
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["codrna", "ijcnn1", "skin_nonskin", "dota2", "w8a"])
+    parser.add_argument("--datasets", nargs="+", default=["cod_rna", "ijcnn1", "skin_nonskin", "dota2", "w8a"])
     parser.add_argument("--methods", nargs="+", default=list(METHODS))
     parser.add_argument("--sizes", nargs="+", type=int, default=[5000, 10000, 20000, 40000])
     parser.add_argument("--trials", type=int, default=3)
@@ -37,7 +37,7 @@ def main(argv=None):
             for size in args.sizes:
                 try:
                     cfg = load_config(path, overrides={"dataset.subsample": size, "trials": args.trials})
-                    cfg = replace(cfg, name=f"geng_scaling-{dataset}-{method}-n{size}", grid={})
+                    cfg = replace(cfg, name=f"geng_scaling-{dataset}-{method}-n{size}", grid={}, tags=replace(cfg.tags, figure="fig2"))
                     folder = run_experiment(cfg, out_dir=args.out, quiet=True)
                     print(f"{dataset} {method} n={size}: {folder}", flush=True)
                 except KernelbenchError as e:      # e.g. a subsample larger than the data

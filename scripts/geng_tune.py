@@ -9,8 +9,10 @@ on it). Labeled draws 0..draws-1 (default 1; `draws=3` averages three); the test
 
 Extra KEY=VALUE arguments fix parameters (and `passes`, `scale`, `draws`) for every cell;
 KEY=V1,V2,... replaces (or adds) that grid axis, e.g. `scale=none gamma=0.3,1 offset=none,balanced`.
+`--dry-run` prints the resulting grid, fixed parameters and options as JSON and trains nothing.
 """
 import itertools
+import json
 import sys
 import time
 
@@ -18,7 +20,7 @@ import numpy as np
 
 from kernelbench.data import load_dataset, prepare
 from kernelbench.registry import algorithms
-from kernelbench.semisupervised import draw_labeled, mask_unlabeled
+from kernelbench.semisupervised import holdout_split, mask_unlabeled
 
 GRIDS = {
     "tsgs3vm": {"C": [1000.0, 3000.0, 10000.0], "gamma": [0.01, 0.03, 0.1, 0.3, 1.0],
@@ -51,18 +53,12 @@ def parse_arguments(algorithm, items):
     return grid, fixed, options
 
 
-def validation_split(y, draw, n_labeled=200):
-    """(labeled rows, training rows, validation rows) of labeled draw `draw`: the validation rows
-    are unlabeled training rows (scored with their hidden labels), disjoint from the training rows."""
-    labeled = draw_labeled(y, n_labeled, draw)
-    unlabeled = np.setdiff1d(np.arange(len(y)), labeled)
-    valid = np.sort(np.random.default_rng(draw).choice(unlabeled, min(VALID_ROWS, len(unlabeled) // 4),
-                                                       replace=False))
-    return labeled, np.setdiff1d(np.arange(len(y)), valid), valid
-
-
 def main(name, test, algorithm, *items):
-    grid, fixed, options = parse_arguments(algorithm, items)
+    dry_run = "--dry-run" in items
+    grid, fixed, options = parse_arguments(algorithm, [i for i in items if i != "--dry-run"])
+    if dry_run:
+        print(json.dumps({"grid": grid, "fixed": fixed, "options": options}))
+        return
     scale, passes, subsample, draws = (options[k] for k in ("scale", "passes", "subsample", "draws"))
     test = test if test == "official" else float(test)
     ds = prepare(load_dataset(name, test=test, seed=0, progress=False), scale=scale, seed=0,
@@ -72,7 +68,7 @@ def main(name, test, algorithm, *items):
     spec = algorithms()[algorithm]
     splits = []
     for draw in range(draws):           # average over labeled draws: one draw overfits the choice
-        labeled, train, valid = validation_split(y, draw)
+        labeled, train, valid = holdout_split(y, 200, draw, VALID_ROWS)
         if algorithm == "dsg":
             splits.append((X[labeled], y[labeled], valid))
         else:

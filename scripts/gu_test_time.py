@@ -1,6 +1,6 @@
 """Gu et al. 2018, Fig. 1g–h: testing time vs number of testing samples.
 
-Trains each algorithm once with the settings of its experiment config (configs/gu_<set>_<alg>.yaml:
+Trains each algorithm once with the settings of its experiment config (configs/<dataset>_<alg>_gu2018.yaml:
 asydsskl, asygcd when part B's config exists, dsg, libsvm), then times `predict` (one thread, BLAS
 pinned to one thread) on test sets of increasing size (rows drawn with replacement from the test
 split), best of --repeat. Writes a results folder (experiment gu_test_time: predict_seconds per
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ SIZES = (1000, 2000, 5000, 10000, 20000, 50000)
 
 def _train(config_path):
     from kernelbench.config import load_config
-    from kernelbench.runner import prepare_experiment
+    from kernelbench.runner import prepare_experiment, trace
 
     cfg = load_config(config_path)
     prepared = prepare_experiment(cfg, progress=False)
@@ -35,13 +36,10 @@ def _train(config_path):
     if "threads" in params:
         params["threads"] = 1
     est = prepared.spec.build(params, seed=cfg.seed, task=data.task)
-    started = time.perf_counter()
-    est.begin(data.X_train, data.y_train)
-    total = cfg.stop.iterations or int(np.ceil((cfg.stop.passes or 1) * est.steps_per_pass))
-    est.run(total)
-    seconds = time.perf_counter() - started
-    est.finish()
-    return est, data, seconds
+    *_, last = trace(est, data.X_train, data.y_train, passes=cfg.stop.passes,
+                     iterations=cfg.stop.iterations, seconds=cfg.stop.seconds, every=math.inf,
+                     initial=False)
+    return est, data, last.train_seconds
 
 
 def main(argv=None):
@@ -53,24 +51,21 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from kernelbench.results import Run
 
-    run = Run.create(args.out, "gu_test_time", {"sets": args.sets, "sizes": args.sizes})
+    run = Run.create(args.out, "gu_test_time", {"sets": args.sets, "sizes": args.sizes}, tags={"paper": "gu2018", "figure": "fig1", "panel": "(g-h)"})
     print(f"load average: {open('/proc/loadavg').read().split()[:3]}")
     for name in args.sets:
         for algorithm in SETS[name]:
-            config = REPO / "configs" / f"gu_{name}_{algorithm}.yaml"
+            config = REPO / "configs" / f"{ {'covtype': 'covtype_subset20k'}.get(name, name)}_{algorithm}_gu2018.yaml"
             if not config.exists():
                 print(f"{name}/{algorithm}: no {config.name}; skipped")
                 continue
             est, data, seconds = _train(config)
             regression = data.task == "regression"
             rng = np.random.default_rng(0)
-            size_fields = {}
-            if hasattr(est, "n_nonzero_"):
-                size_fields["n_features"] = est.n_nonzero_          # only non-zero weights are evaluated
-            elif hasattr(est, "n_random_features_"):
-                size_fields["n_features"] = est.n_random_features_
-            if hasattr(est, "n_support_vectors_"):
-                size_fields["n_support_vectors"] = est.n_support_vectors_
+            size_fields = est.record()
+            counters = size_fields.pop("counters", {})
+            if "n_nonzero" in counters:          # AsyDSSKL: only the non-zero weights are evaluated
+                size_fields["n_features"] = counters["n_nonzero"]
             pred = est.predict(data.X_test)
             score = (float(np.mean((pred - data.y_test) ** 2)) if regression
                      else float(np.mean(pred != data.y_test)))

@@ -16,11 +16,11 @@ setting (AsyDSSKLClassifier parameters; "passes" optional, default 1 = Algorithm
 import argparse
 import json
 import os
-import time
 
 import numpy as np
 
 from kernelbench.data import load_dataset
+from kernelbench.runner import trace
 from kernelbench.solvers.asydsskl import AsyDSSKLClassifier
 
 
@@ -53,15 +53,14 @@ def main(argv=None):
     for spec in args.settings:
         params = json.loads(spec)
         passes = params.pop("passes", 1)
-        est = AsyDSSKLClassifier(**params, random_state=args.seed).begin(X, y)
+        est = AsyDSSKLClassifier(**params, random_state=args.seed)
         seconds, points = 0.0, []
-        for loop in range(int(round(passes * est.steps_per_pass))):
-            started = time.perf_counter()
-            est.run(1)
-            seconds += time.perf_counter() - started
+        # the runner's timing (set-up included); one point after every SVRG outer loop
+        for point in trace(est, X, y, passes=passes, every=1, initial=False):
+            seconds = point.train_seconds
             points.append((seconds, est.train_objective_, est.score(Xv, yv)))
             if not args.quiet:
-                print(f"  loop {loop + 1:3d}  {seconds:6.2f} s  P(w~) {points[-1][1]:.5f}  "
+                print(f"  loop {point.iteration:3d}  {seconds:6.2f} s  P(w~) {points[-1][1]:.5f}  "
                       f"validation {100 * points[-1][2]:.2f}%  |A| {est.n_random_features_}", flush=True)
         at = "  ".join(f"@{t:g}s {100 * accuracy_by(points, t):.2f}%" for t in args.at)
         print(f"{spec}\n  -> {at}  final {100 * points[-1][2]:.2f}% at {seconds:.2f} s, "

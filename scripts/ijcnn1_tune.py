@@ -12,11 +12,11 @@ an idle machine). Each argument is one JSON setting, e.g.
 """
 import json
 import sys
-import time
 
 import numpy as np
 
 from kernelbench.data import load_dataset
+from kernelbench.runner import trace
 from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
 from kernelbench.solvers.dsg import DSGClassifier
 
@@ -35,16 +35,14 @@ def main(specs):
         algo, passes = params.pop("algo"), params.pop("passes")
         checkpoints, seeds = params.pop("checkpoints", 4), params.pop("seeds", [0])
         for seed in seeds:
-            est = ALGORITHMS[algo](**params, random_state=seed).begin(X[train], y[train])
-            total, done, seconds, points = int(np.ceil(passes * est.steps_per_pass)), 0, 0.0, []
-            for c in range(1, checkpoints + 1):
-                target = round(total * c / checkpoints)
-                start = time.perf_counter()
-                est.run(target - done)
-                seconds += time.perf_counter() - start
-                done = target
+            est = ALGORITHMS[algo](**params, random_state=seed)
+            timed = trace(est, X[train], y[train], passes=passes, initial=False).begin()
+            timed.every = max(1, int(np.ceil(timed.total / checkpoints)))
+            points = []
+            for point in timed:             # the runner's timing (set-up included)
                 accuracy = np.mean(est.predict(X[val]) == y[val])
-                points.append(f"{done / est.steps_per_pass:.1f} passes {seconds:.2f} s {100 * accuracy:.2f}%")
+                points.append(f"{point.iteration / est.steps_per_pass:.1f} passes {point.train_seconds:.2f} s "
+                              f"{100 * accuracy:.2f}%")
             load = open("/proc/loadavg").read().split()[0]
             print(f"{algo} {json.dumps(params)} seed={seed}: " + " | ".join(points)
                   + f" | features={est.n_random_features_} load={load}", flush=True)

@@ -1,7 +1,7 @@
 """Time and test error of a semi-supervised config at growing numbers of unlabeled points (the
 points of Geng et al.'s Fig. 2, "running time vs training size").
 
-    python scripts/ssl_baseline_scaling.py configs/codrna_tsvm_cccp.yaml --unlabeled 1000 2000 5000 full \
+    python scripts/ssl_baseline_scaling.py configs/cod_rna_tsvm_cccp.yaml --unlabeled 1000 2000 5000 full \
         --out results/ssl_baselines
 
 For each size the config runs unchanged except dataset.subsample = labeled + size (a seeded random
@@ -31,7 +31,7 @@ def main(argv=None):
         parser.error(f"{args.config} has no dataset.labeled: not a semi-supervised config")
     for size in args.unlabeled:
         subsample = None if size == "full" else base.dataset.labeled + int(size)
-        cfg = replace(base, name=f"{base.name}_nu{size}", dataset=replace(base.dataset, subsample=subsample),
+        cfg = replace(base, name=f"{base.name}_nu{size}", tags=replace(base.tags, figure="fig2"), dataset=replace(base.dataset, subsample=subsample),
                       trials=args.trials or base.trials)
         path = run_experiment(cfg, out_dir=args.out, quiet=True, command=sys.argv)
         print(f"{cfg.name}: {path}", flush=True)

@@ -12,7 +12,7 @@ import reference
 import reference_asydsskl as ref
 from kernelbench.errors import SolverError
 from kernelbench.solvers import _asydsskl
-from kernelbench.solvers._losses import GU_LOSS_CURVATURE, GU_LOSSES, gu_loss_derivatives, gu_loss_values
+from kernelbench.solvers.losses import code
 from kernelbench.solvers.asydsskl import AsyDSSKLClassifier, AsyDSSKLRegressor, _features
 
 
@@ -32,35 +32,6 @@ def test_prox_step_is_the_argmin(u, t):
                            options={"xatol": 1e-10}).x
     assert _asydsskl.prox_l1(u, t) == pytest.approx(best, abs=1e-6)
     assert _asydsskl.prox_l1(u, t) == ref.soft_threshold(u, t)
-
-
-# ---- losses of Table 1 --------------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(GU_LOSSES))
-def test_gu_losses_closed_form_and_finite_differences(name):
-    rng = np.random.default_rng(1)
-    f = rng.uniform(-3, 3, 400)
-    y = rng.choice([-1.0, 1.0], 400) if name != "correntropy" else rng.normal(size=400)
-    sigma = 0.7
-    np.testing.assert_allclose(gu_loss_values(name, f, y, sigma), ref.loss_value(name, f, y, sigma),
-                               rtol=1e-12, atol=1e-14)
-    if name == "smooth_hinge":                    # kinks at m = 0, 1
-        m = y * f
-        keep = (np.abs(m) > 1e-3) & (np.abs(m - 1) > 1e-3)
-        f, y = f[keep], y[keep]
-    h = 1e-6
-    fd = (gu_loss_values(name, f + h, y, sigma) - gu_loss_values(name, f - h, y, sigma)) / (2 * h)
-    np.testing.assert_allclose(gu_loss_derivatives(name, f, y, sigma), fd, rtol=1e-5, atol=1e-7)
-
-
-@pytest.mark.parametrize("name", sorted(GU_LOSSES))
-def test_gu_loss_curvature_bounds_second_derivative(name):
-    """GU_LOSS_CURVATURE (used for L_max) bounds |ℓ''| (finite differences of ℓ', σ = 1)."""
-    f = np.linspace(-6, 6, 20001)
-    for yv in (-1.0, 1.0, 0.3):
-        y = np.full_like(f, yv)
-        d = gu_loss_derivatives(name, f, y, 1.0)
-        second = np.diff(d) / np.diff(f)
-        assert np.max(np.abs(second)) <= GU_LOSS_CURVATURE[name] * (1 + 1e-3)
 
 
 # ---- the compiled solver against the NumPy reference ---------------------------------------------
@@ -228,8 +199,10 @@ def test_sklearn_api_and_errors():
         AsyDSSKLClassifier(loss="correntropy").fit(X, y)
     with pytest.raises(SolverError, match="max_feature_mb"):
         AsyDSSKLClassifier(max_feature_mb=1e-6).fit(X, y)
-    with pytest.raises(SolverError, match="step"):
+    with pytest.raises(SolverError, match=r"step must be a number > 0, got -1\.0"):
         AsyDSSKLClassifier(step=-1.0).fit(X, y)
+    with pytest.raises(SolverError, match="loss must be one of 'auto', 'squared', 'correntropy'"):
+        AsyDSSKLRegressor(loss="logistic").fit(X, y.astype(float))
     with pytest.raises(SolverError, match="feature_dtype must be one of"):
         AsyDSSKLClassifier(feature_dtype="float64").fit(X, y)
     est.fit(X, y)
@@ -249,10 +222,29 @@ def test_sparse_input_gives_the_dense_result():
     np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X), atol=1e-4)
 
 
-def test_partial_fit_is_refused_clearly():
-    X, y = _binary(n=50)
-    with pytest.raises(SolverError, match="use fit"):
-        AsyDSSKLClassifier().partial_fit(X, y)
+def test_partial_fit_is_not_offered():
+    """Φ is built from one fixed training set: the estimator has no partial_fit (so scikit-learn
+    and callers see it is absent), rather than one that fails when called."""
+    est = AsyDSSKLClassifier()
+    assert not hasattr(est, "partial_fit")
+    with pytest.raises(AttributeError, match="partial_fit"):
+        est.partial_fit(*_binary(n=50))
+
+
+def test_loss_auto_trains_the_papers_loss_per_task():
+    """loss 'auto' is logistic for classification and correntropy for regression (Gu et al.'s
+    experiments): the same model as naming that loss."""
+    X, y = _binary(n=150)
+    kw = dict(gamma=0.5, rounds=1, features_per_round=16, outer_loops=2, inner_steps=300, random_state=3)
+    auto = AsyDSSKLClassifier(**kw).fit(X, y)
+    named = AsyDSSKLClassifier(loss="logistic", **kw).fit(X, y)
+    assert auto.loss == "auto" and auto.loss_ == "logistic"
+    np.testing.assert_array_equal(auto.coef_, named.coef_)
+    t = np.sin(X[:, 0])
+    auto = AsyDSSKLRegressor(**kw).fit(X, t)
+    named = AsyDSSKLRegressor(loss="correntropy", **kw).fit(X, t)
+    assert auto.loss_ == "correntropy"
+    np.testing.assert_array_equal(auto.coef_, named.coef_)
 
 
 # ---- the in-place working-set matrix (no serial copy between rounds) -------------------------------
@@ -311,7 +303,7 @@ def test_half_conversion_is_numpys_on_every_path():
             np.testing.assert_allclose(z, Phi16.astype(np.float64) @ w, rtol=1e-12, atol=1e-12)
             y = np.sign(rng.normal(size=64))
             dz, grad = np.zeros(64), np.zeros(37)                                   # the axpy kernel
-            _asydsskl.full_gradient(Phi16.view(np.uint16), 37, y, w, GU_LOSSES["squared"], 1.0, dz, grad, 1)
+            _asydsskl.full_gradient(Phi16.view(np.uint16), 37, y, w, code("squared"), 1.0, dz, grad, 1)
             np.testing.assert_allclose(grad, Phi16.astype(np.float64).T @ (z - y) / 64, rtol=1e-10, atol=1e-12)
     finally:
         _asydsskl.set_half_path(detected)
@@ -345,27 +337,3 @@ def test_second_pass_grows_the_feature_matrix_and_keeps_the_features_exact():
     assert est.round_ == 5 and est._phi.shape[1] >= est.n_random_features_
     Phi = np.hstack([ref.features(X, est._feature_seed, r, 10, "rbf", 0.5)[2] for r in range(5)])
     np.testing.assert_allclose(est.feature_matrix_, Phi[:, est.feature_ids_], atol=2e-5)
-
-
-def test_speedup_figure_reads_per_seed_bench_rows():
-    """Gu et al. Fig. 2 from scripts/bench_asydsskl.py rows: T_1 / T_k per seed, where T_k is the
-    first time the k-thread curve reaches the same seed's 1-thread final objective."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import pandas as pd
-
-    from kernelbench.figures.gu_asydsskl import speedup, thread_speedups
-
-    rows = []
-    for seed, (t_two, floor) in enumerate([(2.0, 0.5), (2.5, 0.5), (4.0, 0.6)]):
-        for it in range(6):          # 1 thread: objective 1/(it+1) at it seconds -> final 1/6 at 5 s
-            rows.append(dict(seed=seed, threads=1, iteration=it, train_seconds=float(it), objective=1 / (it + 1)))
-        for it in range(8):          # 2 threads: same curve, `t_two`× faster; the last seed stalls
-            value = 1 / (it + 1) if seed < 2 else max(1 / (it + 1), floor)
-            rows.append(dict(seed=seed, threads=2, iteration=it, train_seconds=it / t_two, objective=value))
-    df = pd.DataFrame(rows).assign(experiment="gu_speedup", dataset="ijcnn1", algorithm="asydsskl",
-                                   status="ok", run_id="r", fold=np.nan)
-    got = thread_speedups(df)
-    assert got[1] == [1.0, 1.0, 1.0]
-    assert got[2][:2] == [2.0, 2.5] and np.isnan(got[2][2])          # never reached: nan, not a number
-    assert speedup(df) is not None

@@ -22,6 +22,12 @@ def test_libsvm_adapter_equals_svc_with_the_same_settings():
     assert ours.n_support_vectors_ == svc.n_support_.sum()
 
 
+def test_libsvm_has_no_partial_fit():
+    """LIBSVM solves the dual of one fixed training set: no partial_fit (one that trained on the
+    first chunk only would silently ignore the rest)."""
+    assert not hasattr(LibSVMClassifier(), "partial_fit")
+
+
 def test_libsvm_takes_int64_sparse_input():
     X, y = make_moons(200, noise=0.25, random_state=1)
     Xs = sp.csr_matrix(X)

@@ -179,10 +179,12 @@ def test_api_labels_objective_errors_and_pickle():
         BGS3VMClassifier().fit(X, np.where(np.isnan(ys), np.nan, 1.0))
     with pytest.raises(SolverError, match="no unlabeled rows"):
         BGS3VMClassifier().fit(X[lab], y[lab].astype(float))
-    with pytest.raises(SolverError, match="budget_labeled"):
+    with pytest.raises(SolverError, match="budget_labeled must be an integer >= 1, got 0"):
         BGS3VMClassifier(budget_labeled=0).fit(X, ys)
-    with pytest.raises(SolverError, match="merge"):
+    with pytest.raises(SolverError, match="merge must be one of 'gss', .*'removal', got 'nope'"):
         BGS3VMClassifier(merge="nope").fit(X, ys)
+    with pytest.raises(SolverError, match="grid_size must be an integer >= 2, got 1"):
+        BGS3VMClassifier(grid_size=1).fit(X, ys)
 
 
 def test_registered_for_semi_supervised_configs():

@@ -321,14 +321,6 @@ def test_pickled_model_predicts_and_trains_on_identically(merge):
     np.testing.assert_array_equal(copy.decision_function(X), model.decision_function(X))
 
 
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
-
-
-@parametrize_with_checks([BSGDClassifier(budget=10, passes=2, gamma=1.0, random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)
-
-
 def test_diagnostics_count_ties_between_duplicate_partners_as_equal_decisions():
     """Binary data (a9a) holds many identical points: merging x with any duplicate is the same
     merge (WD = 0), so choosing a different duplicate is not a different decision."""

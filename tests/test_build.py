@@ -68,11 +68,11 @@ THREADS_PROBE = """
     import os, numpy as np
     from threadpoolctl import threadpool_limits
     from kernelbench.solvers._dsg import DSGCore
-    from kernelbench.solvers._losses import LOSSES
+    from kernelbench.solvers.losses import code
     count = lambda: len(os.listdir("/proc/self/task"))   # OS threads of this process
     before = count()
     core = DSGCore(n_dims=3, n_outputs=1, block_size=16, kernel="rbf", gamma=1.0,
-                   loss=LOSSES["squared"], lam=0.01, step=1.0, t0=1.0, seed=0, dtype="float64",
+                   loss=code("squared"), lam=0.01, step=1.0, t0=1.0, seed=0, dtype="float64",
                    cache_features=False, threads={threads})
     X = np.random.default_rng(0).normal(size=(64, 3))
     with threadpool_limits(limits=1, user_api="blas"):

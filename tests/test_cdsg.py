@@ -12,7 +12,7 @@ from sklearn.svm import SVC
 from kernelbench.errors import SolverError
 from kernelbench.registry import algorithms
 from kernelbench.solvers import _dsg
-from kernelbench.solvers._losses import LOSSES
+from kernelbench.solvers.losses import code
 from kernelbench.solvers.cdsg import (CDSGClassifier, CDSGRegressor, UDSGClassifier, UDSGRegressor,
                                       estimate_feature_variance)
 from kernelbench.solvers.dsg import DSGClassifier
@@ -93,7 +93,7 @@ def test_core_matches_reference(mode, loss, cache, threads):
     grad_bound = 0.0 if loss == "squared" else 1.0
     core = _dsg.DSGCore(n_dims=X.shape[1], n_outputs=Y.shape[1], block_size=settings["block_size"],
                         kernel="rbf", gamma=settings["gamma"],
-                        loss=_dsg.SOFTMAX if loss == "softmax" else LOSSES[loss],
+                        loss=code(loss),
                         lam=settings["lam"], step=settings["step"], t0=settings["t0"], seed=settings["seed"],
                         dtype="float64", cache_features=cache, threads=threads, mode=_dsg.MODES[mode],
                         udsg_new=extra.get("new_iterations", 1), udsg_old=extra.get("old_iterations", 1),
@@ -210,4 +210,4 @@ def test_registered_with_paper_parameters():
     assert specs["udsg"].defaults()["new_iterations"] == 1      # Li & Póczos §5: G = U = 1
     assert specs["udsg"].defaults()["old_iterations"] == 1
     with pytest.raises(ValueError, match="max_step"):
-        specs["cdsg"].build({"max_step": 0.1})
+        specs["cdsg"].build({"max_step": 0.1})._check_params()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pytest
@@ -17,28 +15,30 @@ from kernelbench import config as config_module
 from kernelbench.config import (ExperimentConfig, config_from_dict, config_to_dict, expand_grid,
                                 load_config)
 from kernelbench.errors import ConfigError, KernelbenchError
+from kernelbench import params as kb_params
+from kernelbench.params import BOOLEAN, NONE, POSITIVE, TEXT, Choice, Declared, Integer, declare, param
 from kernelbench.registry import ALGORITHMS, register_algorithm
 
 DATASETS = ["a9a", "digits86", "susy"]
 
 
-@dataclass
-class DummyParams:
-    C: float = 1.0
-    gamma: float | str = "median"
-    loss: Literal["hinge", "logistic"] = "hinge"
-    batch_size: int = 256
-    block_size: int | None = None
-    eta: float = 10.0
-    threads: int = 1
-    shuffle: bool = True
-    note: str = "x"
-    budget: int = 0          # 0 = unlimited: a default outside the positive range is allowed
+class DummyEstimator(Declared):
+    """A test double declaring parameters of every kind the config layer handles."""
+    parameters = declare(
+        C=kb_params.C, gamma=kb_params.GAMMA,
+        loss=param("hinge", "loss", Choice("hinge", "logistic")),
+        batch_size=param(256, "mini-batch size", Integer(1)),
+        block_size=param(None, "features per block (None: all)", Integer(1), NONE),
+        eta=param(10.0, "step scale", POSITIVE),
+        threads=kb_params.THREADS,
+        shuffle=param(True, "shuffle the rows", BOOLEAN),
+        note=param("x", "any text", TEXT),
+        budget=param(0, "0 = unlimited", Integer(0)),
+        random_state=kb_params.RANDOM_STATE)
 
 
-@dataclass
-class SingleThreadParams:
-    C: float = 1.0
+class SingleThreadEstimator(Declared):
+    parameters = declare(C=kb_params.C, random_state=kb_params.RANDOM_STATE)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -46,10 +46,10 @@ def _registry_and_datasets():
     """A dummy algorithm (the real solvers are written elsewhere) and a fake dataset registry."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(config_module, "_dataset_names", lambda: list(DATASETS))
-        register_algorithm("dummy", factory=lambda p: p, description="test double",
-                           tasks=("binary",), smoke_params={"batch_size": 8})(DummyParams)
-        register_algorithm("single", factory=lambda p: p, description="no threads",
-                           tasks=("binary",))(SingleThreadParams)
+        register_algorithm("dummy", classifier=DummyEstimator, description="test double",
+                           tasks=("binary",), smoke_params={"batch_size": 8})
+        register_algorithm("single", classifier=SingleThreadEstimator, description="no threads",
+                           tasks=("binary",))
         try:
             yield
         finally:

@@ -11,7 +11,7 @@ from sklearn.datasets import make_moons
 from kernelbench.errors import SolverError
 from kernelbench.registry import algorithms
 from kernelbench.solvers import _dsg
-from kernelbench.solvers._losses import LOSSES
+from kernelbench.solvers.losses import code
 from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
 from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
 
@@ -46,7 +46,7 @@ def test_core_average_matches_mean_of_iterates(mode, loss):
     grad_bound = 0.0 if loss == "squared" else 1.0
     average_from = 3
     common = dict(n_dims=X.shape[1], n_outputs=Y.shape[1], block_size=settings["block_size"], kernel="rbf",
-                  gamma=settings["gamma"], loss=_dsg.SOFTMAX if loss == "softmax" else LOSSES[loss],
+                  gamma=settings["gamma"], loss=code(loss),
                   lam=settings["lam"], step=settings["step"], t0=settings["t0"], seed=settings["seed"],
                   dtype="float64", cache_features=True, threads=1, mode=_dsg.MODES[mode],
                   udsg_new=extra.get("new_iterations", 1), udsg_old=extra.get("old_iterations", 1),
@@ -74,7 +74,7 @@ def test_core_average_matches_mean_of_iterates(mode, loss):
 
 def test_no_average_before_start_means_current_iterate():
     X, Y, rows = _problem("logistic")
-    core = _dsg.DSGCore(n_dims=3, n_outputs=1, block_size=4, kernel="rbf", gamma=0.7, loss=LOSSES["logistic"],
+    core = _dsg.DSGCore(n_dims=3, n_outputs=1, block_size=4, kernel="rbf", gamma=0.7, loss=code("logistic"),
                         lam=0.01, step=3.0, t0=2.0, seed=1, dtype="float64", cache_features=True, threads=1,
                         average_from=100)
     core.train(X, Y, rows[:20], 5)
@@ -125,7 +125,9 @@ def test_bad_average_parameters_are_clear_errors(params, field):
 
 
 def test_config_layer_refuses_negative_average_from():
-    params_cls = algorithms()["cdsg"].params
-    with pytest.raises(ValueError, match="average_from"):
-        params_cls(average_from=-0.5)
-    assert params_cls().average is False
+    from kernelbench.config import config_from_dict
+    from kernelbench.errors import ConfigError
+    with pytest.raises(ConfigError, match="average_from"):
+        config_from_dict({"dataset": {"name": "digits86"},
+                          "algorithm": {"name": "cdsg", "params": {"average_from": -0.5}}})
+    assert algorithms()["cdsg"].defaults()["average"] is False

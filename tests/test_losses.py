@@ -1,11 +1,15 @@
-"""Losses of the compiled solvers (kernelbench/solvers/_losses.pxd) against closed forms written
-here, and their derivatives against central finite differences."""
+"""The losses table (kernelbench/solvers/losses.py, compiled in _losses.pxd) against closed forms
+written here, derivatives against central finite differences, curvatures against second differences."""
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from kernelbench.solvers._losses import LOSSES, loss_derivatives, loss_values
+from scipy.special import logsumexp
+
+import reference_asydsskl as ref
+from kernelbench.solvers.losses import (LOSSES, UNLABELED_LOSSES, loss_derivatives, loss_values, losses_for,
+                                        unlabeled_loss_values)
 
 LOSS_NAMES = ("hinge", "logistic", "squared", "smooth_hinge")
 
@@ -27,8 +31,18 @@ def closed_form(name, f, y):
 KINKS = {"hinge": (1.0,), "smooth_hinge": (0.0, 1.0), "logistic": (), "squared": ()}
 
 
-def test_registry_names():
-    assert set(LOSSES) == set(LOSS_NAMES)
+def test_table_names_and_codes():
+    assert set(LOSSES) == set(LOSS_NAMES) | {"softmax", "correntropy", "sigmoid"}
+    assert set(UNLABELED_LOSSES) == {"shg", "sshg", "ramp", "da"}
+    codes = [e.code for e in LOSSES.values()]
+    assert len(set(codes)) == len(codes)          # one code per loss (softmax included)
+
+
+def test_losses_for_tasks():
+    assert losses_for("regression") == ("squared", "correntropy")
+    assert "softmax" in losses_for("multiclass") and "hinge" not in losses_for("binary", smooth=True)
+    assert "sigmoid" not in losses_for("binary", convex=True)
+    assert "softmax" not in losses_for("binary", one_score=True)
 
 
 @pytest.mark.parametrize("name", LOSS_NAMES)
@@ -128,3 +142,70 @@ def test_unknown_loss_name(func):
 def test_mismatched_lengths_raise(func, n_f, n_y):
     with pytest.raises(ValueError):
         func("hinge", np.zeros(n_f), np.ones(n_y))
+
+
+# ---- Gu et al. 2018 Table 1 (σ-aware), against tests/reference_asydsskl.py -----------------------
+TABLE1 = ("squared", "logistic", "smooth_hinge", "correntropy", "sigmoid")
+
+
+@pytest.mark.parametrize("name", TABLE1)
+def test_table1_closed_form_and_finite_differences(name):
+    rng = np.random.default_rng(1)
+    f = rng.uniform(-3, 3, 400)
+    y = rng.choice([-1.0, 1.0], 400) if name != "correntropy" else rng.normal(size=400)
+    sigma = 0.7
+    np.testing.assert_allclose(loss_values(name, f, y, sigma), ref.loss_value(name, f, y, sigma),
+                               rtol=1e-12, atol=1e-14)
+    if name == "smooth_hinge":                    # kinks at m = 0, 1
+        m = y * f
+        keep = (np.abs(m) > 1e-3) & (np.abs(m - 1) > 1e-3)
+        f, y = f[keep], y[keep]
+    h = 1e-6
+    fd = (loss_values(name, f + h, y, sigma) - loss_values(name, f - h, y, sigma)) / (2 * h)
+    np.testing.assert_allclose(loss_derivatives(name, f, y, sigma), fd, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", [n for n, e in LOSSES.items() if np.isfinite(e.curvature) and n != "softmax"])
+def test_curvature_bounds_second_derivative(name):
+    """`curvature` (AsyDSSKL's L_max, SVRG-RF's L) bounds |ℓ''| (second differences, σ = 1)."""
+    f = np.linspace(-6, 6, 20001)
+    for yv in (-1.0, 1.0, 0.3):
+        y = np.full_like(f, yv)
+        d = loss_derivatives(name, f, y, 1.0)
+        second = np.diff(d) / np.diff(f)
+        assert np.max(np.abs(second)) <= LOSSES[name].curvature * (1 + 1e-3)
+
+
+def test_hinge_has_no_curvature():
+    assert LOSSES["hinge"].curvature == np.inf
+
+
+# ---- softmax (K scores, one-hot rows) -------------------------------------------------------------
+def test_softmax_values_and_gradient():
+    rng = np.random.default_rng(3)
+    F = rng.normal(scale=4, size=(30, 4))
+    Y = np.eye(4)[rng.integers(4, size=30)]
+    np.testing.assert_allclose(loss_values("softmax", F, Y), logsumexp(F, axis=1) - np.sum(Y * F, axis=1),
+                               rtol=1e-12, atol=1e-13)
+    h = 1e-6
+    for k in range(4):
+        E = np.zeros_like(F)
+        E[:, k] = h
+        fd = (loss_values("softmax", F + E, Y) - loss_values("softmax", F - E, Y)) / (2 * h)
+        np.testing.assert_allclose(loss_derivatives("softmax", F, Y)[:, k], fd, rtol=1e-5, atol=1e-8)
+
+
+def test_softmax_curvature_bounds_hessian():
+    """‖∇²ℓ‖ = largest eigenvalue of diag(p) − ppᵀ ≤ curvature, for any scores."""
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        f = rng.normal(scale=rng.uniform(0.01, 5), size=rng.integers(2, 8))
+        p = np.exp(f - logsumexp(f))
+        assert np.linalg.eigvalsh(np.diag(p) - np.outer(p, p)).max() <= LOSSES["softmax"].curvature + 1e-12
+
+
+# ---- unlabeled losses (Geng et al. 2019, Table 2) -------------------------------------------------
+# (their values and derivatives against Table 2: tests/test_tsgs3vm.py)
+def test_unknown_unlabeled_loss():
+    with pytest.raises(ValueError, match="unlabeled loss must be one of"):
+        unlabeled_loss_values("hinge", [0.0])

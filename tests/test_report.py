@@ -11,8 +11,11 @@ from kernelbench.results import Run
 PARAMS = json.dumps({"loss": "logistic"}, sort_keys=True)
 
 
-def make_run(out, rows, smoke=False):
-    run = Run.create(out, "a9a_dsg", {"name": "a9a_dsg"})
+DAI = {"paper": "dai2014", "role": "ours"}
+
+
+def make_run(out, rows, smoke=False, tags=DAI):
+    run = Run.create(out, "a9a_dsg", {"name": "a9a_dsg"}, tags=tags)
     run.update_meta(smoke=smoke)
     for row in rows:
         run.append({"dataset": "a9a", "algorithm": "dsg", "params": PARAMS, **row})
@@ -29,6 +32,10 @@ def test_ours_is_mean_and_std_of_finished_test_cells_only(tmp_path):
         {"trial": 0, "fold": 0, "iteration": 20, "test_error": 0.50, "final": 1},   # a CV fold
     ])
     make_run(tmp_path, [{"trial": 0, "iteration": 5, "test_error": 0.45, "final": 1}], smoke=True)
+    # the same dataset and algorithm run for another paper is not Dai et al.'s, nor is an untagged run
+    make_run(tmp_path, [{"trial": 0, "iteration": 5, "test_error": 0.40, "final": 1}],
+             tags={"paper": "li2016", "figure": "fig1"})
+    make_run(tmp_path, [{"trial": 0, "iteration": 5, "test_error": 0.40, "final": 1}], tags={})
     markdown, table = build_report([tmp_path])
     dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
     assert dai["published"] == 15.3                                      # Dai et al., Fig. 1(1)
@@ -39,15 +46,23 @@ def test_ours_is_mean_and_std_of_finished_test_cells_only(tmp_path):
     assert all(r["ours"] is None for r in table if r["algorithm"] != "dsg")  # nothing else was run
 
 
-def test_bsgd_entries_select_by_params(tmp_path):
-    run = Run.create(tmp_path, "ijcnn1_bsgd", {})
+def test_bsgd_entries_select_by_params_and_table(tmp_path):
+    run = Run.create(tmp_path, "ijcnn1_bsgd", {}, tags={"paper": "glasmachers2019", "figure": "table2"})
     for merge, err in (("lookup-wd", 0.026), ("gss", 0.030)):
         run.append({"dataset": "ijcnn1", "algorithm": "bsgd", "trial": 0, "iteration": 1, "final": 1,
                     "params": json.dumps({"merge": merge, "budget": 100}), "test_error": err})
     run.finish()
+    # the Table 3 diagnostics run (same merge and budget, timings not comparable) is not a Table 2 row
+    diag = Run.create(tmp_path, "ijcnn1_bsgd_diag", {}, tags={"paper": "glasmachers2019", "figure": "table3"})
+    diag.append({"dataset": "ijcnn1", "algorithm": "bsgd", "trial": 0, "iteration": 1, "final": 1,
+                 "params": json.dumps({"merge": "lookup-wd", "budget": 100, "diagnose": True}),
+                 "test_error": 0.5, "counters": json.dumps({"diag_equal_decisions": 0.9})})
+    diag.finish()
     _, table = build_report([tmp_path])
     lookup, = [r for r in table if r["dataset"] == "ijcnn1" and r["params"] == {"merge": "lookup-wd", "budget": 100}]
-    assert lookup["published"] == 97.130 and lookup["ours"][0] == pytest.approx(97.4)
+    assert lookup["published"] == 97.130 and lookup["ours"][0] == pytest.approx(97.4) and lookup["ours"][2] == 1
+    equal, = [r for r in table if r["dataset"] == "ijcnn1" and r["metric"] == "counter%:diag_equal_decisions"]
+    assert equal["ours"][0] == pytest.approx(90.0)
 
 
 def test_every_paper_appears_and_html_has_tables(tmp_path):

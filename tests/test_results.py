@@ -15,7 +15,8 @@ import pytest
 
 from kernelbench import results as results_module
 from kernelbench.errors import KernelbenchError
-from kernelbench.results import (COLUMNS, OutputError, Run, atomic_write_text, read_results)
+from kernelbench.results import (COLUMNS, TAG_COLUMNS, OutputError, Run, atomic_write_text, collect_results,
+                                 config_values, final_rows, read_results, safe_name, tagged)
 
 CONFIG = {"name": "demo", "algorithm": {"name": "dsg", "params": {"C": 1.0}}, "seed": 0}
 
@@ -214,3 +215,120 @@ def test_run_is_picklable_for_worker_processes(tmp_path):
     clone = pickle.loads(pickle.dumps(run))
     clone.append(row(1))
     assert len(read_results(run.path)) == 1
+
+
+# ---------------------------------------------------------------------------------- tags, final rows
+
+def test_tags_go_into_run_json_and_every_row(tmp_path):
+    run = Run.create(tmp_path, "demo", CONFIG, tags={"paper": "li2016", "figure": "fig1", "panel": None})
+    run.append(row(1))
+    run.append(row(2, final=1))
+    assert json.loads((run.path / "run.json").read_text())["tags"] == {"paper": "li2016", "figure": "fig1"}
+    frame = read_results(run.path)
+    assert frame["paper"].tolist() == ["li2016"] * 2 and frame["figure"].tolist() == ["fig1"] * 2
+    assert frame["panel"].tolist() == ["", ""] and frame["role"].tolist() == ["", ""]   # not set: empty
+    assert Run.open(run.path).tags == {"paper": "li2016", "figure": "fig1"}
+
+    untagged = Run.create(tmp_path, "plain", CONFIG)
+    untagged.append(row(1))
+    assert json.loads((untagged.path / "run.json").read_text())["tags"] == {}
+    assert (read_results(untagged.path)[TAG_COLUMNS] == "").all().all()
+    with pytest.raises(ValueError, match="colour"):
+        Run.create(tmp_path, "bad", CONFIG, tags={"colour": "red"})
+
+
+OLD_COLUMNS = [c for c in COLUMNS if c not in TAG_COLUMNS]     # results.csv before tags existed
+
+
+def _old_run(folder, config):
+    """A run folder as an earlier kernelbench wrote it: no tags anywhere; trial 0 finished, trial 1
+    killed after its first row."""
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps({"run_id": folder.name, "experiment": "demo",
+                                                 "status": "interrupted", "config": config,
+                                                 "started": "2024-01-01T00:00:00+00:00"}))
+    lines = [",".join(OLD_COLUMNS)]
+    for trial, iteration, final in ((0, 1, ""), (0, 2, "1"), (1, 1, "")):
+        cells = {c: "" for c in OLD_COLUMNS}
+        cells.update(run_id=folder.name, experiment="demo", dataset="a9a", algorithm="dsg",
+                     params='{"C": 1.0}', trial=str(trial), iteration=str(iteration),
+                     train_seconds="0.30000000000000004", status="ok", final=final)
+        lines.append(",".join(cells[c] for c in OLD_COLUMNS))
+    (folder / "results.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_resume_continues_a_run_written_before_tags(tmp_path):
+    old = tmp_path / "demo-20240101-000000-abcdef"
+    _old_run(old, CONFIG)
+    before = read_results(old)                        # missing columns read as empty
+    assert list(before.columns) == COLUMNS and (before[TAG_COLUMNS] == "").all().all()
+
+    tags = {"paper": "dai2014", "figure": "fig1", "panel": "(1)", "role": "ours"}
+    run = Run.latest(tmp_path, "demo", {**CONFIG, "tags": tags})   # tags do not decide the match
+    assert run is not None and run.path == old
+    done = run.resume(tags=tags)
+    assert done == {('{"C": 1.0}', "0", "")}          # trial 0 finished; trial 1's row dropped
+    with open(old / "results.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == COLUMNS and len(rows) == 3
+    assert rows[2][COLUMNS.index("train_seconds")] == "0.30000000000000004"   # cells kept as written
+    assert [r[COLUMNS.index("paper")] for r in rows[1:]] == ["dai2014", "dai2014"]
+    run.append(row(1, trial=1, final=1))
+    frame = read_results(old)
+    assert frame["trial"].tolist() == [0, 0, 1] and (frame["role"] == "ours").all()
+    assert json.loads((old / "run.json").read_text())["tags"] == tags
+
+
+def test_final_rows_is_the_last_row_of_each_finished_cell(tmp_path):
+    run = Run.create(tmp_path, "demo", CONFIG)
+    run.append(row(1, trial=0))
+    run.append(row(2, trial=0, final=1))                        # finished
+    run.append(row(1, trial=1))                                 # never finished
+    run.append(row(3, trial=2, status="diverged", final=1))     # finished, diverged
+    run.append(row(4, trial=0, fold=0, final=1))                # a cross-validation fold
+    frame = read_results(run.path)
+    assert final_rows(frame)["iteration"].tolist() == [2, 3]
+    assert final_rows(frame, statuses=("ok",))["iteration"].tolist() == [2]
+    assert final_rows(frame, folds=True)["iteration"].tolist() == [2, 3, 4]
+    assert final_rows(frame.iloc[0:0]).empty
+
+    unmarked = frame.assign(final=pd.NA)           # a live run whose cells have not finished yet
+    assert final_rows(unmarked).empty
+    old = tmp_path / "old-20240101-000000-abcdef"             # before the `final` column: last rows
+    _old_run(old, CONFIG)
+    legacy = read_results(old).assign(final=pd.NA)
+    assert final_rows(legacy).empty
+    assert final_rows(legacy, old_runs=True)[["trial", "iteration"]].values.tolist() == [[0, 2], [1, 1]]
+    assert final_rows(pd.concat([frame, legacy]), old_runs=True)["iteration"].tolist() == [2, 3, 2, 1]
+
+
+def test_collect_results_adds_run_config_and_training_size(tmp_path):
+    config = {"name": "demo", "stop": {"passes": 5}, "dataset": {"labeled_only": True}}
+    a = Run.create(tmp_path / "r", "demo", config, tags={"paper": "geng2019", "figure": "fig2"})
+    a.update_meta(dataset={"n_train": 1200})
+    a.append(row(1, final=1))
+    b = Run.create(tmp_path / "r", "other", {"name": "other"}, tags={"paper": "gu2018"})
+    b.append(row(1, final=1))
+    smoke = Run.create(tmp_path / "r", "smoke", config)
+    smoke.update_meta(smoke=True)
+    smoke.append(row(1, final=1))
+    df = collect_results(tmp_path / "r")
+    assert sorted(df["experiment"]) == ["demo", "other"]         # the smoke run is left out
+    demo = df[df["experiment"] == "demo"]
+    assert json.loads(demo["config"].item()) == config and demo["n_train"].item() == 1200
+    assert df[df["experiment"] == "other"]["n_train"].isna().all()
+    assert config_values(df, "stop.passes").tolist() == [5, None]
+    assert config_values(df, "dataset.labeled_only").tolist() == [True, None]
+    assert tagged(df, paper="geng2019")["experiment"].tolist() == ["demo"]
+    assert tagged(df, paper=("geng2019", "gu2018"), figure="fig2")["experiment"].tolist() == ["demo"]
+    assert tagged(df, role="ours").empty and tagged(pd.DataFrame(), paper="x").empty
+    with pytest.raises(ValueError, match="colour"):
+        tagged(df, colour="red")
+    assert collect_results(tmp_path / "nothing-here").empty
+
+
+def test_safe_name_makes_a_file_name_part():
+    assert safe_name("my run/ä 1") == "my_run_1"
+    assert safe_name("..hidden..") == "hidden"
+    assert safe_name("///") == "run" and safe_name("", default="entry") == "entry"
+    assert safe_name("x" * 300, max_length=150) == "x" * 150

@@ -7,7 +7,6 @@ from sklearn.base import clone
 from sklearn.datasets import make_moons
 from sklearn.kernel_approximation import Nystroem, RBFSampler
 from sklearn.svm import SVC, LinearSVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import reference_baselines as ref
 from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
@@ -105,11 +104,3 @@ def test_feature_sdca_gap_closes_and_solution_is_linear_svc():
     svm = LinearSVC(C=1.0, loss="hinge", fit_intercept=False, dual=True, tol=1e-9, max_iter=10**6)
     svm.fit(est._Z, y)
     np.testing.assert_allclose(est.coef_, svm.coef_.ravel(), atol=1e-4)
-
-
-@parametrize_with_checks(
-    [PegasosClassifier(n_components=64, batch_size=8, passes=5, random_state=0),
-     PegasosClassifier(feature_map="nystroem", n_components=16, batch_size=8, passes=5, random_state=0),
-     SDCAFeaturesClassifier(n_components=32, batch_size=8, passes=2, random_state=0)])
-def test_sklearn_estimator_checks(estimator, check):
-    check(estimator)

@@ -271,7 +271,7 @@ def test_running_in_pieces_equals_one_call(name):
         scale = total / 12
         for k in pieces:
             est.run(max(1, round(k * scale)) if k != pieces[-1] else total - est.n_iter_)
-            if getattr(est, "converged_", False):
+            if est.converged_:
                 break
         decisions.append(est.decision_function(X_test))
         est.finish()

@@ -4,8 +4,6 @@ call and would take the cores from an OpenMP solver's next timed chunk (measured
 time for AsyDSSKL on ijcnn1 when it predicted between outer loops with 2 BLAS threads)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -14,29 +12,26 @@ from kernelbench.config import StopConfig
 from kernelbench.data import Dataset
 from kernelbench.registry import AlgorithmSpec
 from kernelbench.runner import Cell, Prepared, train_cell
+from kernelbench.params import RANDOM_STATE, declare
+from kernelbench.solvers.base import Solver
 
 
 def _blas_threads():
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
 
-@dataclass
-class _Params:
-    pass
-
-
-class _RecordingSolver:
+class _RecordingSolver(Solver):
     """Records the BLAS thread counts seen while training and while being evaluated."""
+    parameters = declare(random_state=RANDOM_STATE)
     predicts_before_training = False
     n_iter_ = 0
     samples_seen_ = 0
     steps_per_pass = 3
-
-    def __init__(self):
-        self.in_run, self.in_predict = [], []
+    built: list = []                    # the instances the runner made
 
     def begin(self, X, y):
-        pass
+        self.in_run, self.in_predict = [], []
+        _RecordingSolver.built.append(self)
 
     def run(self, n):
         self.in_run.append(_blas_threads())
@@ -52,8 +47,7 @@ class _RecordingSolver:
 
 
 def test_evaluation_runs_with_one_blas_thread_and_training_keeps_its_own():
-    solver = _RecordingSolver()
-    spec = AlgorithmSpec("recording", _Params, lambda p, *, seed, task: solver, "test double", ("binary",))
+    spec = AlgorithmSpec("recording", _RecordingSolver, None, "test double", ("binary",))
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 3)), np.where(rng.random(30) < .5, -1.0, 1.0)
     data = Dataset(name="toy", task="binary", X_train=X, y_train=y, X_test=X[:10], y_test=y[:10],
@@ -64,5 +58,6 @@ def test_evaluation_runs_with_one_blas_thread_and_training_keeps_its_own():
         train_cell(Prepared(spec, data, np.arange(30)),
                    Cell(params={}, trial=0, seed=0, every=1, on=("train_error", "test_error")),
                    StopConfig(passes=1), "exp", sink=[])
+    solver = _RecordingSolver.built[-1]
     assert solver.in_predict and all(counts and max(counts) == 1 for counts in solver.in_predict)
     assert solver.in_run and all(max(counts) == 2 for counts in solver.in_run)

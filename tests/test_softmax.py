@@ -11,7 +11,8 @@ from kernelbench.errors import SolverError
 from kernelbench.registry import algorithms
 from kernelbench.solvers import _dsg
 from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
-from kernelbench.solvers.dsg import DSGClassifier, softmax_loss_values
+from kernelbench.solvers.dsg import DSGClassifier
+from kernelbench.solvers.losses import loss_values
 
 import reference_cdsg as ref
 
@@ -36,7 +37,7 @@ def test_gradient_and_loss_are_stable_for_huge_scores():
     G = _dsg.softmax_gradients(F, Y)
     assert np.all(np.isfinite(G))
     np.testing.assert_allclose(G[0], [0.0, 0.0, 0.0], atol=1e-300)
-    np.testing.assert_allclose(softmax_loss_values(F, Y), [0.0, np.log1p(np.e)], rtol=1e-12)
+    np.testing.assert_allclose(loss_values("softmax", F, Y), [0.0, np.log1p(np.e)], rtol=1e-12)
 
 
 def _digits():
@@ -84,7 +85,10 @@ def test_margin_loss_on_multiclass_is_a_clear_error():
 
 
 def test_multiclass_task_defaults_to_softmax():
+    X_tr, _, y_tr, _ = _digits()
+    two = np.isin(y_tr, y_tr[:2])
     for name in ("dsg", "udsg", "cdsg"):
-        est = algorithms()[name].build({}, seed=0, task="multiclass")
-        assert est.loss == "softmax"
-        assert algorithms()[name].build({}, seed=0, task="binary").loss == "hinge"
+        est = algorithms()[name].build({"batch_size": 32, "block_size": 8}, seed=0, task="multiclass")
+        assert est.loss == "auto" and est.fit(X_tr, y_tr).loss_ == "softmax"
+        binary = algorithms()[name].build({"batch_size": 32, "block_size": 8}, seed=0, task="binary")
+        assert binary.fit(X_tr[two], y_tr[two]).loss_ == "hinge"

@@ -1,51 +1,54 @@
-"""Model selection for the Geng et al. configs (scripts/geng_tune.py) and the learned offset the
-ijcnn1 TSGS3VM config relies on."""
-import importlib.util
+"""Model selection for the Geng et al. configs (scripts/geng_tune.py, run as a program; its
+held-out split is kernelbench.semisupervised.holdout_split) and the learned offset the ijcnn1
+TSGS3VM config relies on."""
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from kernelbench.semisupervised import holdout_split
 from kernelbench.solvers.tsgs3vm import TSGS3VMClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def geng_tune():
-    spec = importlib.util.spec_from_file_location("geng_tune", ROOT / "scripts" / "geng_tune.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def geng_tune(*arguments) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "geng_tune.py"), "cod-rna", "0.3",
+                           "tsgs3vm", *arguments], capture_output=True, text=True, timeout=120)
 
 
-def test_arguments_fix_parameters_replace_axes_and_set_options(geng_tune):
-    grid, fixed, options = geng_tune.parse_arguments(
-        "tsgs3vm", ["passes=5", "block_size=32", "gamma=0.01,0.1", "C=3000", "offset=none,learned",
-                    "scale=none", "draws=10"])
-    assert grid == {"gamma": [0.01, 0.1], "eta": geng_tune.GRIDS["tsgs3vm"]["eta"],
-                    "offset": ["none", "learned"]}
-    assert fixed == {"block_size": 32, "C": 3000.0}
-    assert isinstance(fixed["block_size"], int)
-    assert options == {"scale": "none", "passes": 5.0, "subsample": None, "draws": 10}
-    assert geng_tune.GRIDS["tsgs3vm"]["C"] == [1000.0, 3000.0, 10000.0]   # the module grid is untouched
+def test_arguments_fix_parameters_replace_axes_and_set_options():
+    default = json.loads(geng_tune("--dry-run").stdout)
+    given = geng_tune("passes=5", "block_size=32", "gamma=0.01,0.1", "C=3000", "offset=none,learned",
+                      "scale=none", "draws=10", "--dry-run")
+    assert given.returncode == 0, given.stderr
+    chosen = json.loads(given.stdout)
+    assert chosen["grid"] == {"gamma": [0.01, 0.1], "eta": default["grid"]["eta"],     # eta untouched
+                              "offset": ["none", "learned"]}                             # C fixed: no axis
+    assert chosen["fixed"] == {"block_size": 32, "C": 3000.0}
+    assert isinstance(chosen["fixed"]["block_size"], int)
+    assert chosen["options"] == {"scale": "none", "passes": 5.0, "subsample": None, "draws": 10}
 
 
-def test_malformed_argument_is_refused(geng_tune):
-    with pytest.raises(SystemExit, match="KEY=VALUE"):
-        geng_tune.parse_arguments("tsgs3vm", ["gamma"])
+def test_malformed_argument_is_refused():
+    refused = geng_tune("gamma", "--dry-run")
+    assert refused.returncode != 0 and "KEY=VALUE" in refused.stderr
 
 
-def test_validation_rows_are_unlabeled_and_never_train(geng_tune):
+@pytest.mark.parametrize("holdout", [10_000, 300])
+def test_validation_rows_are_unlabeled_and_never_train(holdout):
     y = np.where(np.random.default_rng(0).random(5000) < 0.1, 1.0, -1.0)
     for draw in range(3):
-        labeled, train, valid = geng_tune.validation_split(y, draw)
+        labeled, train, valid = holdout_split(y, 200, draw, holdout)
         assert labeled.size == 200 and set(np.unique(y[labeled])) == {-1.0, 1.0}
         assert np.intersect1d(valid, labeled).size == 0          # validation rows are unlabeled rows
         assert np.intersect1d(valid, train).size == 0            # ... held out of training
         assert np.isin(labeled, train).all()
         assert np.union1d(train, valid).size == y.size
-        assert valid.size == min(geng_tune.VALID_ROWS, (y.size - 200) // 4)
+        assert valid.size == min(holdout, (y.size - 200) // 4)
 
 
 def test_learned_offset_reaches_the_constant_hinge_minimiser():

@@ -88,8 +88,11 @@ def test_budget_errors_and_labels(cls):
         cls().fit(X[lab], y[lab].astype(float))
     with pytest.raises(SolverError, match="2 classes"):
         cls().fit(X, np.where(np.isnan(ys), np.nan, 1.0))
-    with pytest.raises(SolverError, match="partial_fit"):
-        cls().partial_fit(X, ys)
+    assert not hasattr(cls(), "partial_fit")          # transductive: fit on all rows at once
+    with pytest.raises(SolverError, match=r"C_unlabeled must be a number > 0 or null, got 0\.0"):
+        cls(C_unlabeled=0.0).fit(X, ys)
+    with pytest.raises(SolverError, match="max_iter must be an integer >= 1, got 0"):
+        cls(max_iter=0).fit(X, ys)
 
 
 @pytest.mark.parametrize("name", ["tsvm-ls", "tsvm-cccp", "bgs3vm"])
@@ -124,8 +127,9 @@ def test_objective_is_the_s3vm_objective_of_the_final_svc():
     F = model.decision_function(X)
     known = ~np.isnan(ys)
     Y = np.where(ys[known] == 1, 1.0, -1.0)
-    expected = (0.5 * a @ kernel_matrix(sv, gamma=5.0) @ a + 2.0 * np.maximum(0, 1 - Y * F[known]).sum()
-                + 2.0 * 8 / 292 * np.maximum(0, 1 - np.abs(F[~known])).sum())
+    s3vm = (0.5 * a @ kernel_matrix(sv, gamma=5.0) @ a + 2.0 * np.maximum(0, 1 - Y * F[known]).sum()
+            + 2.0 * 8 / 292 * np.maximum(0, 1 - np.abs(F[~known])).sum())
+    expected = s3vm / (2.0 * 8)     # reported divided by C·n_l (objectives.py): mean labeled hinge + ...
     assert model.C_unlabeled_ == pytest.approx(2.0 * 8 / 292)
     # the decision function is SVC's plus the balancing shift of b
     np.testing.assert_allclose(F, rbf_kernel_decision(sv, a, model.svc_.intercept_[0] + model.bias_shift_, X, 5.0))

@@ -5,50 +5,30 @@ the runner records a single point after training; later steps report no progress
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.svm import SVC
 
-from kernelbench.registry import param_field as doc
+from kernelbench.params import C, CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, TOL, declare
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator
+from kernelbench.solvers.base import BinaryClassifierMixin, Solver, not_offered
 from kernelbench.solvers.kernels import resolve_gamma
 
 
-@dataclass
-class LibSVMParams:
-    C: float = doc("LIBSVM's C", 1.0)
-    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
-    kernel: Literal["rbf"] = doc("kernel (LIBSVM's RBF)", "rbf")
-    tol: float = doc("LIBSVM's stopping tolerance ε", 1e-3)
-    cache_mb: float = doc("LIBSVM's kernel cache in MB", 1000.0)
+PARAMETERS = declare(
+    C=C.but(doc="LIBSVM's C"),
+    gamma=GAMMA,
+    kernel=RBF_ONLY.but(doc="kernel (LIBSVM's RBF)"),
+    tol=TOL.but(doc="LIBSVM's stopping tolerance ε"),
+    cache_mb=CACHE_MB.but(doc="LIBSVM's kernel cache in MB"),
+    random_state=RANDOM_STATE)
 
 
-def _make(params: LibSVMParams, *, seed: int, task: str):
-    return LibSVMClassifier(C=params.C, gamma=params.gamma, tol=params.tol, cache_mb=params.cache_mb,
-                            random_state=seed)
-
-
-register_algorithm("libsvm", factory=_make, tasks=("binary",),
-                   description="Exact kernel SVM: LIBSVM via scikit-learn's SVC (O(n²) memory and time)",
-                   smoke_params={})(LibSVMParams)
-
-
-class LibSVMClassifier(BinaryClassifierMixin, IterativeEstimator):
+class LibSVMClassifier(BinaryClassifierMixin, Solver):
     """SVC behind the stepping protocol: step 1 solves the dual with LIBSVM."""
-    batch_size = 1
+    parameters = PARAMETERS
     predicts_before_training = False       # no model until LIBSVM has solved the dual
     predict_parallelism = "rows"       # GIL released, no shared scratch (LIBSVM's predict, base.py)
-
-    def __init__(self, *, C=1.0, gamma="median", tol=1e-3, cache_mb=1000.0, random_state=None):
-        self.C = C
-        self.gamma = gamma
-        self.tol = tol
-        self.cache_mb = cache_mb
-        self.random_state = random_state
 
     @property
     def steps_per_pass(self) -> int:
@@ -59,13 +39,10 @@ class LibSVMClassifier(BinaryClassifierMixin, IterativeEstimator):
 
     def _init_model(self, X):
         self.gamma_ = resolve_gamma(self.gamma, X, seed=0)
-        self.svc_ = SVC(C=self.C, kernel="rbf", gamma=self.gamma_, tol=self.tol,
+        self.svc_ = SVC(C=self.C, kernel=self.kernel, gamma=self.gamma_, tol=self.tol,
                         cache_size=self.cache_mb)
 
-    def fit(self, X, y):
-        self.begin(X, y)
-        self.run(1)
-        return self.finish()
+    partial_fit = not_offered("LIBSVM solves the dual of one fixed training set (use fit).")
 
     def run(self, n_steps: int) -> int:
         if n_steps < 1 or self.n_iter_ >= 1:
@@ -84,6 +61,13 @@ class LibSVMClassifier(BinaryClassifierMixin, IterativeEstimator):
     def _decision(self, X):
         return self.svc_.decision_function(X).reshape(-1, 1)
 
+    def record(self) -> dict:
+        return {**super().record(), "n_support_vectors": self.n_support_vectors_}
+
     @property
     def n_support_vectors_(self) -> int:
         return int(self.svc_.n_support_.sum()) if hasattr(self.svc_, "n_support_") else 0
+
+
+register_algorithm("libsvm", classifier=LibSVMClassifier, tasks=("binary",),
+                   description="Exact kernel SVM: LIBSVM via scikit-learn's SVC (O(n²) memory and time)")

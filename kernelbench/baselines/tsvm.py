@@ -37,62 +37,46 @@ turns into a clean "skipped" row.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
-
 import numpy as np
 from sklearn.svm import SVC
 from sklearn.utils.validation import validate_data
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import (CACHE_MB, GAMMA, NONE, POSITIVE, RANDOM_STATE, TOL, C, Choice, Integer,
+                                declare, param)
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, IterativeEstimator,
-                                      as_dense)
-from kernelbench.semisupervised import encode_semi_supervised
-from kernelbench.solvers.bgs3vm import rkhs_norm_sq
+from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, Solver, as_dense,
+                                      not_offered)
+from kernelbench.semisupervised import encode_semi_supervised, needs_unlabeled_rows
+from kernelbench.solvers.kernels import rkhs_norm_sq
 from kernelbench.solvers.kernels import resolve_gamma
 
 C_UNLABELED_START = 1e-5        # Joachims 1999, Fig. 2: C*_− starts at 10⁻⁵
 RAMP_S = -0.3                   # Collobert et al. 2006 §5: s = −0.3
 
 
-@dataclass
-class TSVMParams:
-    C: float = doc("LIBSVM's C for the labeled points", 1.0)
-    C_unlabeled: float | None = doc("C* for each unlabeled point; null = C·n_l/n_u (Geng et al. §6.1)", None)
-    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
-    tol: float = doc("LIBSVM's stopping tolerance ε", 1e-3)
-    cache_mb: float = doc("LIBSVM's kernel cache in MB", 500.0)
-    max_points: int = doc("refuse (a 'skipped' row) problems with more than this many labeled + "
-                          "unlabeled points: O(n²) LIBSVM solves (10,000: a few minutes here)", 10000)
-    max_iter: int = doc("most outer iterations (C* levels for tsvm-ls, CCCP steps for tsvm-cccp)", 30)
+TSVM_PARAMETERS = declare(
+    C=C.but(doc="LIBSVM's C for the labeled points"),
+    # > 0: C* is the unlabeled points' SVC sample weight, and LIBSVM drops zero-weight points
+    # (C* = 0 would be SVC on the labeled points alone)
+    C_unlabeled=param(None, "C* for each unlabeled point; null = C·n_l/n_u (Geng et al. §6.1)",
+                      POSITIVE, NONE),
+    gamma=GAMMA,
+    tol=TOL.but(doc="LIBSVM's stopping tolerance ε"),
+    cache_mb=CACHE_MB.but(default=500.0, doc="LIBSVM's kernel cache in MB"),
+    max_points=param(10000, "refuse (a 'skipped' row) problems with more than this many labeled + "
+                            "unlabeled points: O(n²) LIBSVM solves (10,000: a few minutes here)", Integer(1)),
+    max_iter=param(30, "most outer iterations (C* levels for tsvm-ls, CCCP steps for tsvm-cccp)",
+                   Integer(1)))
 
 
-def _factory(cls):
-    def make(params: TSVMParams, *, seed: int, task: str):
-        return cls(**asdict(params), random_state=seed)
-    return make
-
-
-class _TransductiveSVC(BinaryClassifierMixin, IterativeEstimator):
+class _TransductiveSVC(BinaryClassifierMixin, Solver):
     """Shared set-up of the SVC-based TSVMs: input, budget check, weighted solves."""
-    batch_size = 1
     predicts_before_training = False          # no model until the first SVC solve
     predict_parallelism = "rows"       # GIL released, no shared scratch (LIBSVM's predict, base.py)
     _training_only = ("_labeled", "_unlabeled", "_X_l", "_X_u", "_Y_l")
     name = "tsvm"
-
-    def __init__(self, *, C=1.0, C_unlabeled=None, gamma="median", tol=1e-3, cache_mb=500.0,
-                 max_points=10000, max_iter=30, random_state=None):
-        self.C = C
-        self.C_unlabeled = C_unlabeled
-        self.gamma = gamma
-        self.tol = tol
-        self.cache_mb = cache_mb
-        self.max_points = max_points
-        self.max_iter = max_iter
-        self.random_state = random_state
+    expected_failed_checks = needs_unlabeled_rows("a transductive SVM")
 
     def _feature_dtype(self):
         return np.float64
@@ -103,14 +87,7 @@ class _TransductiveSVC(BinaryClassifierMixin, IterativeEstimator):
 
     def begin(self, X, y, *, classes=None):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise SolverError(f"C must be a positive number, got {self.C!r}")
-        if self.C_unlabeled is not None and not (np.isfinite(self.C_unlabeled) and self.C_unlabeled > 0):
-            raise SolverError(f"C_unlabeled must be > 0 (or null for C·n_l/n_u), got {self.C_unlabeled!r}")
-        for name in ("max_points", "max_iter"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-                raise SolverError(f"{name} must be a positive integer, got {value!r}")
+        self._check_params()
         Y, labeled, unlabeled = encode_semi_supervised(self, X, y, fitting=True)
         n_l, n_u = len(labeled), len(unlabeled)
         if n_u == 0:
@@ -161,53 +138,39 @@ class _TransductiveSVC(BinaryClassifierMixin, IterativeEstimator):
                 self.converged_ = True
         return done
 
-    def fit(self, X, y):
-        self.begin(X, y)
-        self.run(self.max_iter)
-        return self.finish()
+    partial_fit = not_offered("a transductive SVM labels one fixed unlabeled set; fit on all rows at once")
 
-    def partial_fit(self, X, y, classes=None):
-        raise SolverError(f"{self.name} has no partial_fit: it is transductive (fit on all rows at once)")
+    def record(self) -> dict:
+        return {**super().record(), "n_support_vectors": self.n_support_vectors_}
 
     @property
     def n_support_vectors_(self) -> int:
         return int(self.svc_.n_support_.sum()) if hasattr(self, "svc_") else 0
 
-    def objective(self, X, y):
-        """½‖w‖² + C Σ_L hinge + C* Σ_U symmetric hinge on (X, y) (NaN = unlabeled): Geng et
-        al.'s S3VM objective, for comparison across methods (neither procedure minimises exactly
-        this: label switching uses its assigned labels, CCCP the ramp loss on both copies)."""
-        y = np.asarray(y, dtype=np.float64)
-        known = ~np.isnan(y)
-        F = self.decision_function(X)
-        out = 0.5 * rkhs_norm_sq(self.svc_.support_vectors_, self.svc_.dual_coef_.ravel(), self.gamma_)
-        if known.any():
-            Y = self._encode_targets(y[known], fitting=False).ravel()
-            out += self.C * float(np.sum(np.maximum(0.0, 1.0 - Y * F[known])))
-        out += self.C_unlabeled_ * float(np.sum(np.maximum(0.0, 1.0 - np.abs(F[~known]))))
-        return out
+    # Geng et al.'s S3VM objective ½‖w‖² + C Σ_L hinge + C* Σ_U symmetric hinge, for comparison across
+    # methods (neither procedure minimises exactly this: label switching uses its assigned labels,
+    # CCCP the ramp loss on both copies), divided by C·n_l (objectives.py): mean labeled hinge +
+    # (C* n_u/(C n_l)) · mean unlabeled symmetric hinge + ‖w‖²/(2 C n_l), training n_l, n_u
+    loss_ = "hinge"           # the labeled loss, fixed
 
+    def penalty(self) -> float:
+        norm_sq = rkhs_norm_sq(self.svc_.support_vectors_, self.svc_.dual_coef_.ravel(), self.gamma_)
+        return 0.5 * norm_sq / (self.C * self.n_labeled_)
 
-@dataclass
-class TSVMLSParams(TSVMParams):
-    max_switch_rounds: int = doc("most re-solves after label switches per C* level", 20)
-
+    def unlabeled_term(self):
+        return "shg", self.C_unlabeled_ * self.n_unlabeled_ / (self.C * self.n_labeled_)
 
 class TSVMLabelSwitching(_TransductiveSVC):
     """Joachims' TSVM (Fig. 2 of Joachims 1999). One run step = one C* level."""
     name = "tsvm-ls"
     _training_only = _TransductiveSVC._training_only + ("_Y_u",)
-
-    def __init__(self, *, C=1.0, C_unlabeled=None, gamma="median", tol=1e-3, cache_mb=500.0,
-                 max_points=10000, max_iter=30, max_switch_rounds=20, random_state=None):
-        super().__init__(C=C, C_unlabeled=C_unlabeled, gamma=gamma, tol=tol, cache_mb=cache_mb,
-                         max_points=max_points, max_iter=max_iter, random_state=random_state)
-        self.max_switch_rounds = max_switch_rounds
+    parameters = declare(
+        TSVM_PARAMETERS,
+        max_switch_rounds=param(20, "most re-solves after label switches per C* level", Integer(0)),
+        random_state=RANDOM_STATE)
 
     def begin(self, X, y, *, classes=None):
         super().begin(X, y, classes=classes)
-        if not (isinstance(self.max_switch_rounds, (int, np.integer)) and self.max_switch_rounds >= 0):
-            raise SolverError(f"max_switch_rounds must be an integer >= 0, got {self.max_switch_rounds!r}")
         # the balancing constraint: n_+ unlabeled points positive, the labeled positive share
         self.n_positive_ = int(round(self.n_unlabeled_ * np.mean(self._Y_l > 0)))
         self.n_switches_ = 0
@@ -258,28 +221,19 @@ class TSVMLabelSwitching(_TransductiveSVC):
                 "unlabeled_positive": int(np.sum(self._Y_u > 0)) if hasattr(self, "_Y_u") else 0}
 
 
-@dataclass
-class TSVMCCCPParams(TSVMParams):
-    balance: Literal["sign", "mean"] = doc(
-        "balancing constraint, enforced by shifting b after each solve: sign (the share of U with "
-        "f > 0 is the labeled positive share, as tsvm-ls) or mean (Collobert et al. eq. (6): mean f "
-        "over U = mean y over L)", "sign")
-
-
 class TSVMCCCP(_TransductiveSVC):
     """Collobert et al.'s CCCP-TSVM (Alg. 2). One run step = one CCCP iteration."""
     name = "tsvm-cccp"
     _training_only = _TransductiveSVC._training_only + ("_state",)
-
-    def __init__(self, *, C=1.0, C_unlabeled=None, gamma="median", tol=1e-3, cache_mb=500.0,
-                 max_points=10000, max_iter=30, balance="sign", random_state=None):
-        super().__init__(C=C, C_unlabeled=C_unlabeled, gamma=gamma, tol=tol, cache_mb=cache_mb,
-                         max_points=max_points, max_iter=max_iter, random_state=random_state)
-        self.balance = balance
+    parameters = declare(
+        TSVM_PARAMETERS,
+        balance=param("sign", "balancing constraint, enforced by shifting b after each solve: sign (the "
+                              "share of U with f > 0 is the labeled positive share, as tsvm-ls) or mean "
+                              "(Collobert et al. eq. (6): mean f over U = mean y over L)",
+                      Choice("sign", "mean")),
+        random_state=RANDOM_STATE)
 
     def begin(self, X, y, *, classes=None):
-        if self.balance not in ("sign", "mean"):
-            raise SolverError(f"balance must be 'sign' or 'mean', got {self.balance!r}")
         super().begin(X, y, classes=classes)
         self.balance_target_ = float(np.mean(self._Y_l))        # (1/L) Σ_L y, eq. (6)
         self.n_positive_ = int(round(self.n_unlabeled_ * np.mean(self._Y_l > 0)))
@@ -337,14 +291,13 @@ class TSVMCCCP(_TransductiveSVC):
 
 
 register_algorithm(
-    "tsvm-ls", factory=_factory(TSVMLabelSwitching),
-    tasks=("binary", "semi-supervised"),
+    "tsvm-ls", classifier=TSVMLabelSwitching, tasks=("binary", "semi-supervised"),
     description="Transductive SVM by label switching (Joachims 1999, S3VMlight-style) on LIBSVM; O(n²)",
     smoke_params={"max_iter": 3, "max_switch_rounds": 2},
-)(TSVMLSParams)
+)
 
 register_algorithm(
-    "tsvm-cccp", factory=_factory(TSVMCCCP), tasks=("binary", "semi-supervised"),
+    "tsvm-cccp", classifier=TSVMCCCP, tasks=("binary", "semi-supervised"),
     description="CCCP transductive SVM, ramp loss + balancing (Collobert et al. 2006, BLS3VM) on LIBSVM; O(n²)",
     smoke_params={"max_iter": 3},
-)(TSVMCCCPParams)
+)

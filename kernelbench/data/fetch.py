@@ -81,9 +81,10 @@ def cache_lock(cache: Path, key: str):
     """An inter-process lock on one cache entry (download or parsed arrays)."""
     from filelock import FileLock
 
+    from kernelbench.results import safe_name
+
     _ensure_cache(cache)
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in key)[:150]
-    with FileLock(str(cache / ".locks" / f"{safe}.lock")):
+    with FileLock(str(cache / ".locks" / f"{safe_name(key, default='entry', max_length=150)}.lock")):
         yield
 
 
@@ -216,15 +217,15 @@ def _read_stamp(cache: Path, path: Path, member: str | None) -> str | None:
 
 
 def _write_stamp(cache: Path, path: Path, member: str | None, sha: str) -> None:
+    from kernelbench.results import OutputError, atomic_write_text
+
     sp = _stamp_path(cache, path, member)
     try:
         st = path.stat()
         sp.parent.mkdir(parents=True, exist_ok=True)
-        tmp = sp.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps({"path": str(Path(path).resolve()), "size": st.st_size,
-                                   "mtime_ns": st.st_mtime_ns, "sha256": sha}))
-        os.replace(tmp, sp)
-    except OSError:
+        atomic_write_text(sp, json.dumps({"path": str(Path(path).resolve()), "size": st.st_size,
+                                          "mtime_ns": st.st_mtime_ns, "sha256": sha}))
+    except (OSError, OutputError):
         pass  # a stamp is only a speed-up
 
 

@@ -1,14 +1,18 @@
 """Figures: one module per paper figure, each reading only results CSVs (never re-running).
 
 A figure registers a function `(results: DataFrame) -> matplotlib Figure | None` (None when its
-data is absent); `render_all` reads every results.csv under a folder and writes PNG + PDF.
+data is absent); `render_all` reads every results.csv under a folder (kernelbench.results.
+collect_results) and writes PNG + PDF. A paper's figure selects its runs by their tags (the config's
+`tags:`, a column of every row: kernelbench.results.tagged), never by experiment names.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
+from kernelbench.results import collect_results
+
+__all__ = ["FIGURES", "register_figure", "collect_results", "render_all"]
 
 FIGURES: dict[str, Callable] = {}
 
@@ -18,27 +22,6 @@ def register_figure(name: str):
         FIGURES[name] = fn
         return fn
     return decorate
-
-
-def collect_results(folder, *, include_smoke: bool = False) -> pd.DataFrame:
-    """All rows of all results.csv files below `folder` (empty frame if none); smoke runs (a few
-    iterations on a subsample, run.json "smoke": true) are left out unless asked for."""
-    import json
-
-    from kernelbench.results import read_results
-
-    frames = []
-    for path in sorted(Path(folder).rglob("results.csv")):
-        try:
-            smoke = json.loads((path.parent / "run.json").read_text()).get("smoke", False)
-        except (OSError, ValueError):
-            smoke = False
-        if smoke and not include_smoke:
-            continue
-        frame = read_results(path.parent)
-        if not frame.empty:
-            frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def render_all(results_dir, out_dir) -> list[Path]:

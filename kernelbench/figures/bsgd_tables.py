@@ -1,7 +1,8 @@
 """Glasmachers & Qaadan, Fig. 3: breakdown of the merging time (section A: computing h, or WD for
 Lookup-WD; section B: the rest of budget maintenance) per merge method, one panel per dataset and
-budget, mean over trials. Reads only the `counters` column of BSGD rows in results.csv (the last
-row of each trial), never re-runs anything."""
+budget, mean over trials. Reads only the `counters` column of the final rows of the BSGD runs
+tagged {paper: glasmachers2019, figure: table2} (configs/<dataset>_bsgd.yaml: the runs whose
+timings Tables 2-3 report), never re-runs anything."""
 from __future__ import annotations
 
 import json
@@ -10,24 +11,23 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from kernelbench.figures import register_figure
+from kernelbench.results import final_rows, tagged
 
 METHOD_ORDER = ("gss-precise", "gss", "lookup-h", "lookup-wd")
 LABELS = {"gss-precise": "GSS-precise", "gss": "GSS", "lookup-h": "Lookup-h", "lookup-wd": "Lookup-WD"}
 
 
 def final_bsgd_rows(df):
-    """One row per finished BSGD trial (its last evaluation), with merge, budget and the counters
-    unpacked; diagnostic runs (their timings are not comparable) are left out."""
+    """One row per finished BSGD cell of those runs (its final row), with merge, budget and the
+    counters unpacked; diagnostic runs (their timings are not comparable) are left out."""
     import pandas as pd
 
-    need = {"algorithm", "params", "counters", "status", "iteration"}
-    if df.empty or not need <= set(df.columns):
-        return pd.DataFrame()
-    rows = df[(df["algorithm"] == "bsgd") & (df["status"] == "ok") & (df["counters"].astype(str) != "")]
+    rows = final_rows(tagged(df, paper="glasmachers2019", figure="table2"), statuses=("ok",))
     if rows.empty:
         return pd.DataFrame()
-    keys = [c for c in ("run_id", "experiment", "params", "trial", "fold") if c in rows.columns]
-    last = rows.sort_values("iteration").groupby(keys, sort=False, dropna=False).tail(1).copy()
+    last = rows[(rows["algorithm"] == "bsgd") & (rows["counters"].astype(str) != "")].copy()
+    if last.empty:
+        return pd.DataFrame()
     params = last["params"].map(json.loads)
     last["merge"] = params.map(lambda p: p.get("merge"))
     last["budget"] = params.map(lambda p: p.get("budget"))

@@ -4,8 +4,9 @@ trials); plus training objective vs training time.
 
 Panels come in the paper's order — (1) Adult, (2) MNIST 8 vs 6, (3) Forest — and are titled
 with what was actually run: the 20k covtype subset and the digits 8-vs-6 miniature say so.
-When the results hold runs of the Dai Fig. 1 configs (experiment names dai_*), only those are
-drawn there, so other experiments on the same data (other losses, grids) do not mix in.
+Fig. 1 draws the runs tagged {paper: dai2014, figure: fig1} only (configs/*_dai2014.yaml), so other
+experiments on the same data (other losses, grids, other papers) do not mix in; objective_vs_time
+draws every run of the DSG family.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
 from kernelbench.figures import register_figure
+from kernelbench.results import tagged
 
 # The algorithms Dai et al. and Li & Póczos plot (those present in the results draw)
 DSG_FAMILY = ("dsg", "udsg", "cdsg", "libsvm", "norma", "k-sdca", "r-pegasos", "n-pegasos", "r-sdca",
@@ -68,13 +70,10 @@ def _skipped_note(ax, df, name):
 
 
 def _panels(df, x, y, xlabel, ylabel, logx=True, dai_only=False):
-    ok = _ok_rows(df, y)
+    runs = tagged(df, paper="dai2014", figure="fig1") if dai_only else df
+    ok = _ok_rows(runs, y) if not runs.empty else runs
     if ok.empty:
         return None
-    if dai_only and "experiment" in ok:
-        dai = ok["experiment"].astype(str).str.startswith("dai_")
-        if dai.any():
-            ok = ok[dai]
     datasets = _order(ok["dataset"].unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
     for ax, name in zip(axes[0], datasets):
@@ -88,7 +87,7 @@ def _panels(df, x, y, xlabel, ylabel, logx=True, dai_only=False):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6.5, framealpha=0.7, loc="upper right")
         if dai_only:
-            _skipped_note(ax, df, name)
+            _skipped_note(ax, runs, name)
     fig.tight_layout()
     return fig
 

@@ -2,65 +2,63 @@
 with the slope of log(time) on log(size) printed per line (1 = linear); Fig. 3 — boxplot of the
 test error per dataset and method. Read from results CSVs only, never re-run.
 
-Which rows: the final row of every finished cell of the semi-supervised algorithms (tsgs3vm,
-frs3vm and, when present, bgs3vm, tsvm-ls = S3VMlight-style, tsvm-cccp = BLS3VM) and of the
-supervised comparison runs (experiment names containing "ssl_dsg" / "ssl_libsvm": the same
-algorithm trained on the 200 labeled rows alone). Fig. 2 uses the runs of scripts/geng_scaling.py,
-whose experiment names end in "-n<training size>", and of part B's scripts/ssl_baseline_scaling.py
-("_nu<unlabeled count>": 200 labeled + that many unlabeled); Fig. 3 uses every other run.
+Which rows: the final row of every finished cell of the runs tagged {paper: geng2019}: the
+semi-supervised algorithms (tsgs3vm, frs3vm and, when present, bgs3vm, tsvm-ls = S3VMlight-style,
+tsvm-cccp = BLS3VM) and the supervised comparison (dsg or libsvm with dataset.labeled_only: the
+same algorithm trained on the 200 labeled rows alone). A TSGS3VM run of more than one pass
+(stop.passes in its resolved config) is its own method. Fig. 3 draws the runs tagged figure: fig3
+(configs/<dataset>_<method>.yaml); Fig. 2 those tagged figure: fig2 (scripts/geng_scaling.py and
+part B's scripts/ssl_baseline_scaling.py), at the training size each run used (run.json's
+dataset.n_train: labeled + unlabeled rows).
 """
 from __future__ import annotations
-
-import re
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
 from kernelbench.figures import register_figure
+from kernelbench.results import config_values, final_rows, tagged
 
-METHODS = ("tsvm-cccp", "tsvm-ls", "bgs3vm", "frs3vm", "tsgs3vm", "tsgs3vm-5pass", "dsg-labeled",
+METHODS = ("tsvm-cccp", "tsvm-ls", "bgs3vm", "frs3vm", "tsgs3vm", "tsgs3vm-passes", "dsg-labeled",
            "libsvm-labeled")
+SEMI_SUPERVISED = METHODS[:5]
 LABELS = {"tsvm-cccp": "BLS3VM (CCCP)", "tsvm-ls": "S3VMlight (TSVM)", "bgs3vm": "BGS3VM",
-          "frs3vm": "FRS3VM", "tsgs3vm": "TSGS3VM", "tsgs3vm-5pass": "TSGS3VM, 5 passes",
+          "frs3vm": "FRS3VM", "tsgs3vm": "TSGS3VM", "tsgs3vm-passes": "TSGS3VM, {passes} passes",
           "dsg-labeled": "DSG, 200 labeled only",
           "libsvm-labeled": "SVC, 200 labeled only"}
 COLORS = {"tsvm-cccp": "tab:purple", "tsvm-ls": "tab:brown", "bgs3vm": "tab:green",
-          "frs3vm": "tab:orange", "tsgs3vm": "tab:red", "tsgs3vm-5pass": "tab:pink", "dsg-labeled": "tab:blue",
+          "frs3vm": "tab:orange", "tsgs3vm": "tab:red", "tsgs3vm-passes": "tab:pink", "dsg-labeled": "tab:blue",
           "libsvm-labeled": "tab:gray"}
-SIZE_RE = re.compile(r"-n(\d+)$")           # scripts/geng_scaling.py: -n<training size>
-UNLABELED_RE = re.compile(r"_nu(\d+)$")      # part B's scripts/ssl_baseline_scaling.py: _nu<n_u>
-N_LABELED = 200
 
 
-def final_rows(df):
-    """One row per finished cell of the Geng et al. experiments, with `method` and `train_size`."""
+def geng_rows(df):
+    """One row per finished cell of the Geng et al. runs, with `method`, `passes` (stop.passes) and
+    `train_size` (the rows trained on; Fig. 2 runs only, NaN otherwise)."""
     import pandas as pd
 
-    need = {"algorithm", "experiment", "final", "status"}
-    if df.empty or not need <= set(df.columns):
+    rows = final_rows(tagged(df, paper="geng2019"))
+    if rows.empty:
         return pd.DataFrame()
-    rows = df[(df["final"] == 1)].copy()
-    if "fold" in rows.columns:                       # CV folds are model selection, not results
-        rows = rows[rows["fold"].isna() | (rows["fold"].astype(str) == "")]
-    experiment = rows["experiment"].astype(str)
-    method = rows["algorithm"].astype(str).where(rows["algorithm"].isin(METHODS[:5]))
-    method = method.mask(experiment.str.contains("ssl_dsg") & (rows["algorithm"] == "dsg"), "dsg-labeled")
-    method = method.mask(experiment.str.contains("ssl_libsvm") & (rows["algorithm"] == "libsvm"),
-                         "libsvm-labeled")
-    method = method.mask(experiment.str.endswith("_5pass") & (rows["algorithm"] == "tsgs3vm"), "tsgs3vm-5pass")
+    rows = rows.copy()
+    algorithm = rows["algorithm"].astype(str)
+    rows["passes"] = config_values(rows, "stop.passes")
+    labeled_only = config_values(rows, "dataset.labeled_only").map(lambda v: v is True)
+    method = algorithm.where(algorithm.isin(SEMI_SUPERVISED))
+    method = method.mask((algorithm == "tsgs3vm") & rows["passes"].map(lambda p: p is not None and p > 1),
+                         "tsgs3vm-passes")
+    for supervised in ("dsg", "libsvm"):
+        method = method.mask((algorithm == supervised) & labeled_only, f"{supervised}-labeled")
     rows["method"] = method
     rows = rows[rows["method"].notna()]
-    rows["train_size"] = experiment.loc[rows.index].map(_train_size)
+    n_train = rows["n_train"].astype(float) if "n_train" in rows else np.nan
+    rows["train_size"] = np.where(rows["figure"] == "fig2", n_train, np.nan)
     return rows
 
 
-def _train_size(experiment: str) -> float:
-    match = SIZE_RE.search(experiment)
-    if match:
-        return int(match.group(1))
-    match = UNLABELED_RE.search(experiment)
-    return N_LABELED + int(match.group(1)) if match else np.nan
+def _label(method: str, rows) -> str:
+    passes = sorted({f"{p:g}" for p in rows.loc[rows["method"] == method, "passes"] if p is not None})
+    return LABELS[method].format(passes=" / ".join(passes))
 
 
 def loglog_slope(sizes, seconds) -> float:
@@ -74,10 +72,10 @@ def loglog_slope(sizes, seconds) -> float:
 
 @register_figure("geng2019_fig2_time_vs_training_size")
 def time_vs_size(df):
-    rows = final_rows(df)
+    rows = geng_rows(df)
     if rows.empty:
         return None
-    rows = rows[rows["train_size"].notna() & (rows["status"] == "ok")]
+    rows = rows[(rows["figure"] == "fig2") & rows["train_size"].notna() & (rows["status"] == "ok")]
     if rows.empty:
         return None
     datasets = sorted(rows["dataset"].unique())
@@ -91,7 +89,7 @@ def time_vs_size(df):
             mean = m.groupby("train_size")["train_seconds"].mean()
             slope = loglog_slope(m["train_size"], m["train_seconds"])
             ax.loglog(mean.index, mean.values, "o-", color=COLORS[method],
-                      label=f"{LABELS[method]} (slope {slope:.2f})")
+                      label=f"{_label(method, part)} (slope {slope:.2f})")
         ax.set_title(name, fontsize=9)
         ax.xaxis.set_minor_formatter(NullFormatter())     # log axes: label the decades only
         ax.set_xlabel("training size (labeled + unlabeled)")
@@ -106,10 +104,10 @@ def time_vs_size(df):
 
 @register_figure("geng2019_fig3_test_error_boxplot")
 def test_error_boxplot(df):
-    rows = final_rows(df)
+    rows = geng_rows(df)
     if rows.empty or "test_error" not in rows.columns:
         return None
-    rows = rows[rows["train_size"].isna() & (rows["status"] == "ok") & rows["test_error"].notna()]
+    rows = rows[(rows["figure"] == "fig3") & (rows["status"] == "ok") & rows["test_error"].notna()]
     if rows.empty:
         return None
     datasets = sorted(rows["dataset"].unique())
@@ -129,7 +127,7 @@ def test_error_boxplot(df):
         for patch in box["boxes"]:
             patch.set_facecolor(COLORS[method])
             patch.set_alpha(0.6)
-        ax.plot([], [], "s", color=COLORS[method], label=LABELS[method])
+        ax.plot([], [], "s", color=COLORS[method], label=_label(method, rows))
     ax.set_xticks(range(len(datasets)), datasets, fontsize=8)
     ax.set_ylabel("test error (%)")
     ax.grid(axis="y", alpha=0.3)

@@ -3,8 +3,10 @@ dataset, every algorithm present: asydsskl, asygcd, dsg, libsvm), Fig. 1g–h (t
 of test samples, from scripts/gu_test_time.py's results) and Fig. 2 (objective vs time per thread
 count, and speedup vs threads, from scripts/bench_asydsskl.py's results).
 
-Only experiments named gu_* are drawn (the configs configs/gu_*.yaml and the two scripts), so
-other papers' runs on the same data do not mix in. Curves are means over trials.
+Only runs tagged {paper: gu2018} are drawn, so other papers' runs on the same data do not mix in:
+Fig. 1a-f the configs configs/*_gu2018.yaml (figure: fig1), Fig. 1g-h the run of
+scripts/gu_test_time.py (figure: fig1, panel: "(g-h)"), Fig. 2 the run of scripts/bench_asydsskl.py
+(figure: fig2). Curves are means over trials.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from kernelbench.figures import register_figure
+from kernelbench.results import tagged
 
 ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm")
 LABELS = {"asydsskl": "AsyDSSKL", "asygcd": "AsyGCD", "dsg": "Double SGD (DSG, logistic)",
@@ -24,14 +27,14 @@ PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) 
           "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),
           "a9a": (5, "a9a (added)"), "covtype": (6, "(d) Covtype M"), "mnist": (7, "(e) MNIST"),
           "aloi": (8, "(f) Aloi"), "abalone": (9, "abalone (added)")}
-CURVE_EXPERIMENTS = "gu_"
+TEST_TIME_PANEL = "(g-h)"      # Fig. 1g-h: testing time vs test size (scripts/gu_test_time.py)
 
 
-def _gu_rows(df):
-    if df.empty or "experiment" not in df:
-        return df.iloc[0:0]
-    rows = df[df["experiment"].astype(str).str.startswith(CURVE_EXPERIMENTS)
-              & (df["status"] == "ok") & df["algorithm"].isin(ALGORITHMS)]
+def _gu_rows(df, figure):
+    rows = tagged(df, paper="gu2018", figure=figure)
+    if rows.empty:
+        return rows
+    rows = rows[(rows["status"] == "ok") & rows["algorithm"].isin(ALGORITHMS)]
     if "fold" in rows:
         rows = rows[rows["fold"].isna()]
     return rows
@@ -42,8 +45,8 @@ def _order(names):
 
 
 def _curves(df, metric, ylabel, transform):
-    rows = _gu_rows(df)
-    rows = rows[~rows["experiment"].isin(["gu_speedup", "gu_test_time"])]
+    rows = _gu_rows(df, "fig1")
+    rows = rows[rows["panel"] != TEST_TIME_PANEL] if len(rows) else rows
     rows = rows[rows[metric].notna()] if metric in rows else rows.iloc[0:0]
     if rows.empty:
         return None
@@ -95,8 +98,8 @@ def mse_vs_time(df):
 @register_figure("gu2018_fig1gh_test_time")
 def test_time(df):
     """Fig. 1g–h: testing time vs number of test samples (scripts/gu_test_time.py)."""
-    rows = _gu_rows(df)
-    rows = rows[rows["experiment"] == "gu_test_time"]
+    rows = _gu_rows(df, "fig1")
+    rows = rows[rows["panel"] == TEST_TIME_PANEL] if len(rows) else rows
     if rows.empty:
         return None
     rows = rows.assign(n_test=[json.loads(c).get("n_test", np.nan) for c in rows["counters"]])
@@ -152,8 +155,8 @@ def speedup(df):
     """Fig. 2: objective vs time per thread count (the first seed), and speedup T_1 / T_k to reach
     the 1-thread final objective of the same seed: median over the seeds, bars from min to max
     (scripts/bench_asydsskl.py --out)."""
-    rows = _gu_rows(df)
-    rows = rows[(rows["experiment"] == "gu_speedup") & rows["objective"].notna()]
+    rows = _gu_rows(df, "fig2")
+    rows = rows[rows["objective"].notna()] if len(rows) else rows
     if rows.empty:
         return None
     datasets = _order(rows["dataset"].unique())

@@ -2,9 +2,10 @@
 random features, one panel per dataset — and Table 3 — each algorithm's training error at the
 time LIBSVM converges.
 
-Only runs of the Li & Póczos configs (experiment names lp_*) are drawn, so other experiments on the
-same data do not mix in. Curves are per trial (thin) with the trial-mean at each evaluation index
-(thick); times are cumulative training seconds (evaluation excluded) as the runner records them.
+Only runs tagged {paper: li2016} for Fig. 1 or Table 3 are drawn (configs/*_li2016.yaml: the DSG
+family and SVRG in Fig. 1, LIBSVM for Table 3), so other experiments on the same data do not mix
+in. Curves are per trial (thin) with the trial-mean at each evaluation index (thick); times are
+cumulative training seconds (evaluation excluded) as the runner records them.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from kernelbench.figures import register_figure
+from kernelbench.results import tagged
 
 ALGORITHMS = ("dsg", "udsg", "cdsg", "svrg-rf")
 STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"), "svrg-rf": ("C4", "x"),
@@ -19,9 +21,10 @@ STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"), "svrg-rf"
 
 
 def _lp_rows(df: pd.DataFrame) -> pd.DataFrame:
-    if df.empty or "experiment" not in df:
-        return df.iloc[0:0]
-    rows = df[df["experiment"].astype(str).str.startswith("lp_") & (df["status"] == "ok")]
+    rows = tagged(df, paper="li2016", figure=("fig1", "table3"))
+    if rows.empty:
+        return rows
+    rows = rows[rows["status"] == "ok"]
     if "fold" in rows:
         rows = rows[rows["fold"].isna()]
     return rows
@@ -34,7 +37,7 @@ def _mean_curve(rows: pd.DataFrame, y: str) -> pd.DataFrame:
     return rows.groupby("point")[["train_seconds", y]].mean()
 
 
-@register_figure("lp_fig1_objective_vs_time")
+@register_figure("li2016_fig1_objective_vs_time")
 def objective_vs_time(df: pd.DataFrame):
     rows = _lp_rows(df)
     rows = rows[rows["algorithm"].isin(ALGORITHMS) & rows["objective"].notna()] if len(rows) else rows
@@ -92,7 +95,7 @@ def table3(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out).T
 
 
-@register_figure("lp_table3_train_error_at_libsvm_time")
+@register_figure("li2016_table3_train_error_at_libsvm_time")
 def train_error_table(df: pd.DataFrame):
     table = table3(df)
     if table.empty:

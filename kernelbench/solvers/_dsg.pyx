@@ -33,7 +33,7 @@ from libc.math cimport isfinite, fabs, exp, sqrt
 from libc.stdint cimport uint64_t
 
 from kernelbench.solvers._random_features cimport feature_phases, feature_values, generate_features, splitmix64, KERNEL_RBF, KERNEL_LAPLACIAN
-from kernelbench.solvers._losses cimport loss_derivative
+from kernelbench.solvers._losses cimport loss_derivative, LOSS_SOFTMAX
 
 
 cdef extern from "_simd.h" nogil:
@@ -143,11 +143,8 @@ cdef enum:
 
 MODES = {"dsg": MODE_DSG, "udsg": MODE_UDSG, "cdsg": MODE_CDSG}
 
-# Multi-class logistic regression (softmax over the n_outputs = K scores). It lives here, not in
-# _losses.pxd, because it is the one loss whose derivative is a vector (only the DSG family uses it).
-cdef enum:
-    LOSS_SOFTMAX = 100
-SOFTMAX = LOSS_SOFTMAX
+# Multi-class logistic regression (softmax over the n_outputs = K scores): its code LOSS_SOFTMAX is
+# _losses.pxd's; its vector gradient is computed here (_softmax_gradient).
 
 cdef uint64_t UDSG_STREAM = 0x5DEECE66D   # seed offset of UDSG's uniform draws of old blocks
 

@@ -7,6 +7,9 @@ cdef enum:
     LOSS_LOGISTIC = 1       # log(1 + exp(-y f))                                (logistic regression)
     LOSS_SQUARED = 2        # (f - y)² / 2                                      (ridge regression)
     LOSS_SMOOTH_HINGE = 3   # 0 if yf ≥ 1; 1/2 - yf if yf ≤ 0; (1 - yf)²/2 else (Shalev-Shwartz & Zhang 2013)
+    LOSS_SOFTMAX = 4        # log Σ_k e^{f_k} − y·f over K scores, y one-hot (multi-class logistic; Li & Póczos §5).
+                            # Its derivative is a vector: the solvers that offer it (_dsg, _svrg_rf) compute it
+                            # themselves; loss_value/loss_derivative below never see this code.
 
 cdef inline double loss_value(int loss, double f, double y) noexcept nogil:
     cdef double m = y * f

@@ -23,14 +23,13 @@ from libc.math cimport isfinite, fabs, exp
 from libc.stdint cimport uint64_t
 
 from kernelbench.solvers._random_features cimport generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
-from kernelbench.solvers._losses cimport loss_derivative
+from kernelbench.solvers._losses cimport loss_derivative, LOSS_SOFTMAX
 
 cdef enum:
     STATUS_OK = 0
     STATUS_DIVERGED = 1
-    LOSS_SOFTMAX = -1       # multi-class logistic over K scores: ℓ = log Σ_k e^{f_k} − y·f (y one-hot)
 
-OK, DIVERGED, SOFTMAX = STATUS_OK, STATUS_DIVERGED, LOSS_SOFTMAX
+OK, DIVERGED = STATUS_OK, STATUS_DIVERGED
 
 
 def features(uint64_t seed, Py_ssize_t block_size, Py_ssize_t n_blocks, Py_ssize_t d, kernel,

@@ -24,136 +24,71 @@ MNIST, Aloi) as regression on the class index: the runner's registry task of tho
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
-
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import (C, GAMMA, KERNEL, NONE, POSITIVE, RANDOM_STATE, THREADS, Choice, Integer,
+                                declare, param)
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _asydsskl
-from kernelbench.solvers._losses import GU_LOSS_CURVATURE, GU_LOSSES, gu_loss_values
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, DivergenceError,
-                                      IterativeEstimator, RegressionMixin, as_dense, resolve_threads)
-from kernelbench.solvers.kernels import KERNELS, resolve_gamma
+                                      RegressionMixin, Solver, as_dense, blas_threads, not_offered,
+                                      resolve_threads)
+from kernelbench.solvers.kernels import resolve_gamma
+from kernelbench.solvers.losses import BINARY, REGRESSION, code, curvature, losses_for
+from kernelbench.solvers.objectives import objective_exploded
 
-CLASSIFICATION_LOSSES = ("logistic", "smooth_hinge", "squared", "sigmoid")
-REGRESSION_LOSSES = ("correntropy", "squared")
+# Table 1's losses: the proximal step γ/L_max needs a finite curvature (eq. (8)), one score per row
+CLASSIFICATION_LOSSES = losses_for(BINARY, smooth=True, one_score=True)
+REGRESSION_LOSSES = losses_for(REGRESSION, smooth=True)
 PHI_MAX_SQ = 2.0            # max φ_h(x)² = (√2 cos)² ≤ 2: L_max = curvature(ℓ) · 2 (Gu et al. (8))
-DIVERGENCE_FACTOR = 1e4    # P(w) > 1e4 · max(1, P(0)) at a snapshot counts as divergence
 PREDICT_ROWS = 512          # rows per chunk when predicting
 # Φ's element type per `feature_dtype`: half precision is held as its uint16 bits (the compiled
 # loops' `kb_half`); `feature_matrix_` shows it as float16
 FEATURE_STORAGE = {"float32": np.dtype(np.float32), "float16": np.dtype(np.uint16)}
 
 
-@dataclass
-class AsyDSSKLParams:
-    """Parameters of AsyDSSKL as configs name them (DESIGN.md §3)."""
-    loss: Literal["auto", "logistic", "smooth_hinge", "squared", "sigmoid", "correntropy"] = doc(
-        "loss ℓ of Table 1: logistic, smooth_hinge, squared, sigmoid (classification); correntropy, "
-        "squared (regression); auto = logistic for classification, correntropy for regression "
-        "(the paper's experiments)", "auto")
-    sigma: float = doc("correntropy width σ in σ²(1 − exp(−(f−y)²/σ²))", 1.0)
-    kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) or laplacian exp(-γ‖x−x'‖₁)", "rbf")
-    gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
-    C: float = doc("L1 regularisation: λ = 1/(n·C) in problem (4)", 1.0)
-    rounds: int = doc("M: rounds of Algorithm 1 (each adds `features_per_round` features)", 5)
-    features_per_round: int = doc("R: random features sampled into the working set per round", 256)
-    outer_loops: int = doc("S: SVRG outer loops of Algorithm 2 per round", 10)
-    inner_steps: int | None = doc("m: inner steps per outer loop, shared by all threads; "
-                                  "None = n (the paper's m = l)", None)
-    batch_size: int = doc("B: mini-batch size of each inner step", 10)
-    step: float = doc("γ: the proximal step is γ/L_max (the paper grids γ; 1 stalls at a noise floor "
-                      "or diverges on ijcnn1/a9a, 0.2–0.3 works there)", 0.3)
-    threads: int = doc("OpenMP threads of the lock-free loops (0 = all cores)", 1)
-    feature_dtype: Literal["float32", "float16"] = doc(
-        "storage of the working-set features Φ: float32, or float16 (IEEE half, rounded to nearest: "
-        "relative error ≤ 2⁻¹¹ per feature, half the memory and half the memory traffic of the "
-        "memory-bound inner loop; the model predicts with unrounded features)", "float32")
-    max_feature_mb: float = doc("memory budget of the feature matrix n × |A| (MB); above it "
-                                "the run is skipped with a message", 4096.0)
+PARAMETERS = declare(
+    loss=param("auto", "loss ℓ of Table 1: logistic, smooth_hinge, squared, sigmoid (classification); "
+                       "correntropy, squared (regression); auto = logistic for classification, correntropy "
+                       "for regression (the paper's experiments)", Choice("auto", *CLASSIFICATION_LOSSES)),
+    sigma=param(1.0, "correntropy width σ in σ²(1 − exp(−(f−y)²/σ²))", POSITIVE),
+    kernel=KERNEL, gamma=GAMMA,
+    C=C.but(doc="L1 regularisation: λ = 1/(n·C) in problem (4)"),
+    rounds=param(5, "M: rounds of Algorithm 1 (each adds `features_per_round` features)", Integer(1)),
+    features_per_round=param(256, "R: random features sampled into the working set per round", Integer(1)),
+    outer_loops=param(10, "S: SVRG outer loops of Algorithm 2 per round", Integer(1)),
+    inner_steps=param(None, "m: inner steps per outer loop, shared by all threads; None = n (the paper's "
+                            "m = l)", Integer(1), NONE),
+    batch_size=param(10, "B: mini-batch size of each inner step", Integer(1)),
+    step=param(0.3, "γ: the proximal step is γ/L_max (the paper grids γ; 1 stalls at a noise floor or "
+                    "diverges on ijcnn1/a9a, 0.2–0.3 works there)", POSITIVE),
+    threads=THREADS.but(doc="OpenMP threads of the lock-free loops (0 = all cores)"),
+    feature_dtype=param("float32", "storage of the working-set features Φ: float32, or float16 (IEEE half, "
+                                   "rounded to nearest: relative error ≤ 2⁻¹¹ per feature, half the memory "
+                                   "and half the memory traffic of the memory-bound inner loop; the model "
+                                   "predicts with unrounded features)", Choice(*FEATURE_STORAGE)),
+    max_feature_mb=param(4096.0, "memory budget of the feature matrix n × |A| (MB); above it the run is "
+                                 "skipped with a message", POSITIVE),
+    random_state=RANDOM_STATE)
 
-    def __post_init__(self):
-        for name in ("rounds", "features_per_round", "outer_loops", "batch_size"):
-            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
-        if self.inner_steps is not None and not self.inner_steps >= 1:
-            raise ValueError(f"inner_steps must be >= 1 or null, got {self.inner_steps!r}")
-        for name in ("sigma", "step", "C", "max_feature_mb"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+REGRESSION_PARAMETERS = declare(PARAMETERS, loss=PARAMETERS["loss"].but(
+    allowed=(Choice("auto", *REGRESSION_LOSSES),)))
 
 
-def _make(params: AsyDSSKLParams, *, seed: int, task: str):
-    kwargs = asdict(params)
-    if kwargs["loss"] == "auto":
-        del kwargs["loss"]
-    if task == "regression":
-        return AsyDSSKLRegressor(**kwargs, random_state=seed)
-    return AsyDSSKLClassifier(**kwargs, random_state=seed)
-
-
-register_algorithm(
-    "asydsskl", factory=_make, tasks=("binary", "regression"),
-    description="AsyDSSKL: lock-free asynchronous doubly stochastic sparse kernel learning "
-                "(Gu et al. 2018, Alg. 1-2; OpenMP)",
-    smoke_params={"features_per_round": 32, "inner_steps": 200, "outer_loops": 2, "rounds": 2},
-)(AsyDSSKLParams)
-
-
-class _AsyDSSKLBase(IterativeEstimator):
-    _losses: tuple[str, ...] = ()
+class _AsyDSSKLBase(Solver):
     _training_only = ("_phi", "_y", "_dz", "_grad", "_sparse_X32")
     predict_parallelism = "internal"   # OpenMP on `threads`, chunked inside (base.py)
     determinism = ("threads=1: identical results for the same seed (the compiled solver follows a "
                    "fixed random stream); threads>1: lock-free asynchronous updates make every run "
                    "differ (statistically equivalent, not bit-identical)")
 
-    def __init__(self, *, loss="logistic", sigma=1.0, kernel="rbf", gamma="median", C=1.0, rounds=5,
-                 features_per_round=256, outer_loops=10, inner_steps=None, batch_size=10, step=0.3,
-                 threads=1, feature_dtype="float32", max_feature_mb=4096.0, random_state=None):
-        self.loss = loss
-        self.sigma = sigma
-        self.kernel = kernel
-        self.gamma = gamma
-        self.C = C
-        self.rounds = rounds
-        self.features_per_round = features_per_round
-        self.outer_loops = outer_loops
-        self.inner_steps = inner_steps
-        self.batch_size = batch_size
-        self.step = step
-        self.threads = threads
-        self.feature_dtype = feature_dtype
-        self.max_feature_mb = max_feature_mb
-        self.random_state = random_state
-
     # ---- set-up ----------------------------------------------------------------------------
     def _feature_dtype(self):
         return np.float32
 
     def _init_model(self, X):
-        if self.loss not in self._losses:
-            raise SolverError(f"{type(self).__name__}: loss must be one of {self._losses}, got {self.loss!r}")
-        if self.kernel not in KERNELS:
-            raise SolverError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if self.feature_dtype not in FEATURE_STORAGE:
-            raise SolverError(f"feature_dtype must be one of {tuple(FEATURE_STORAGE)}, got {self.feature_dtype!r}")
-        for name in ("rounds", "features_per_round", "outer_loops"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, np.integer)) and value >= 1):
-                raise SolverError(f"{name} must be a positive integer, got {value!r}")
-        if self.inner_steps is not None and not (isinstance(self.inner_steps, (int, np.integer))
-                                                 and self.inner_steps >= 1):
-            raise SolverError(f"inner_steps must be a positive integer or None (= n), got {self.inner_steps!r}")
-        for name in ("sigma", "step", "max_feature_mb"):
-            value = getattr(self, name)
-            if not (np.isfinite(value) and value > 0):
-                raise SolverError(f"{name} must be a positive number, got {value!r}")
         n = X.shape[0]
         capacity = self.rounds * self.features_per_round     # |A| can reach M·R in one pass
         self._storage = FEATURE_STORAGE[self.feature_dtype]
@@ -171,7 +106,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         except ValueError as e:
             raise SolverError(str(e)) from None
         self.lambda_ = 1.0 / (n * self.C)
-        self.lipschitz_ = GU_LOSS_CURVATURE[self.loss] * PHI_MAX_SQ     # L_max, eq. (8)
+        self.lipschitz_ = curvature(self.loss_) * PHI_MAX_SQ     # L_max, eq. (8)
         self.eta_ = self.step / self.lipschitz_                          # γ / L_max
         self.threads_ = resolve_threads(self.threads)
         self.inner_steps_ = int(self.inner_steps) if self.inner_steps is not None else n
@@ -198,15 +133,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         self.features_sampled_ = 0
         self.train_objective_ = np.nan      # P(w̃) on the whole training set at the last snapshot
 
-    def fit(self, X, y):
-        """Algorithm 1 once (M rounds of S outer loops)."""
-        self.begin(X, y)
-        self.run(self.steps_per_pass)
-        return self.finish()
-
-    def partial_fit(self, X, y, classes=None):
-        raise SolverError(f"{type(self).__name__} solves problem (4) on one fixed training set (its "
-                          "feature matrix Φ is built from it): use fit, not partial_fit")
+    partial_fit = not_offered("problem (4) is solved on one fixed training set (Φ is built from it; use fit)")
 
     @property
     def steps_per_pass(self) -> int:
@@ -264,14 +191,14 @@ class _AsyDSSKLBase(IterativeEstimator):
     def _outer_loop(self):
         """Alg. 2 lines 3–12, one s: snapshot, parallel full gradient, m lock-free inner steps."""
         a = len(self.coef_)
-        loss = GU_LOSSES[self.loss]
+        loss = code(self.loss_)
         w = self.coef_
         mean_loss, status = _asydsskl.full_gradient(self._phi, a, self._y, w, loss, float(self.sigma),
                                                     self._dz, self._grad, self.threads_)
         self.train_objective_ = mean_loss + self.lambda_ * float(np.abs(w).sum())
         if self.outer_index_ == 0:
             self.initial_objective_ = self.train_objective_          # P(0): w = 0 at the start
-        elif not self.train_objective_ <= DIVERGENCE_FACTOR * max(1.0, self.initial_objective_):
+        elif objective_exploded(self.train_objective_, self.initial_objective_):
             status = _asydsskl.DIVERGED                               # an exploding iterate (or NaN)
         if status == _asydsskl.OK:
             status = _asydsskl.inner_loops(self._phi, a, self._y, w, self._dz, self._grad, loss,
@@ -320,7 +247,7 @@ class _AsyDSSKLBase(IterativeEstimator):
         # OpenMP's (decision_rows). Multi-threaded BLAS here would also leave its workers spinning
         # after each call, stealing the cores from the next training loop (+40% training time on
         # ijcnn1 when predicting between outer loops, as the accuracy-vs-time curves do).
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_threads(1):
             for r0 in range(0, X.shape[0], PREDICT_ROWS):
                 Xc = X[r0:r0 + PREDICT_ROWS]
                 Xc = sp.csr_matrix(Xc, dtype=np.float32) if sp.issparse(Xc) else as_dense(Xc, np.float32)
@@ -329,12 +256,12 @@ class _AsyDSSKLBase(IterativeEstimator):
         out[:, 0] = result
         return out
 
-    def objective(self, X, y):
-        """P(w) of problem (4) on (X, y): mean loss + λ‖w‖₁."""
-        Y = self._encode_targets(np.asarray(y), fitting=False).ravel()
-        F = self._decision(X).ravel()
-        return float(np.mean(gu_loss_values(self.loss, F, Y, float(self.sigma)))
-                     + self.lambda_ * np.abs(self.coef_).sum())
+    def penalty(self) -> float:
+        """Ω(w) = λ‖w‖₁ of problem (4), P(w) = mean loss (σ: `sigma`) + Ω."""
+        return float(self.lambda_ * np.abs(self.coef_).sum())
+
+    def record(self) -> dict:
+        return {**super().record(), "n_features": self.n_random_features_}
 
     @property
     def n_random_features_(self) -> int:
@@ -385,18 +312,19 @@ def _features(X, W, b, threads=1):
 
 class AsyDSSKLClassifier(BinaryClassifierMixin, _AsyDSSKLBase):
     """Binary sparse kernel classifier trained by AsyDSSKL (logistic loss by default)."""
-    _losses = CLASSIFICATION_LOSSES
+    parameters = PARAMETERS
+    auto_loss = "logistic"
 
 
 class AsyDSSKLRegressor(RegressionMixin, _AsyDSSKLBase):
     """Sparse kernel regression trained by AsyDSSKL (correntropy-induced loss by default)."""
-    _losses = REGRESSION_LOSSES
+    parameters = REGRESSION_PARAMETERS
+    auto_loss = "correntropy"
 
-    def __init__(self, *, loss="correntropy", sigma=1.0, kernel="rbf", gamma="median", C=1.0,
-                 rounds=5, features_per_round=256, outer_loops=10, inner_steps=None, batch_size=10,
-                 step=0.3, threads=1, feature_dtype="float32", max_feature_mb=4096.0, random_state=None):
-        super().__init__(loss=loss, sigma=sigma, kernel=kernel, gamma=gamma, C=C, rounds=rounds,
-                         features_per_round=features_per_round, outer_loops=outer_loops,
-                         inner_steps=inner_steps, batch_size=batch_size, step=step, threads=threads,
-                         feature_dtype=feature_dtype, max_feature_mb=max_feature_mb,
-                         random_state=random_state)
+
+register_algorithm(
+    "asydsskl", classifier=AsyDSSKLClassifier, regressor=AsyDSSKLRegressor, tasks=("binary", "regression"),
+    description="AsyDSSKL: lock-free asynchronous doubly stochastic sparse kernel learning "
+                "(Gu et al. 2018, Alg. 1-2; OpenMP)",
+    smoke_params={"features_per_round": 32, "inner_steps": 200, "outer_loops": 2, "rounds": 2},
+)

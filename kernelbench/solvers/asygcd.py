@@ -18,20 +18,17 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
-from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.metaestimators import available_if
-from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import (C, CACHE_MB, GAMMA, PASSES, POSITIVE, RANDOM_STATE, RBF_ONLY, THREADS, TOL,
+                                Choice, Integer, Real, declare, param)
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _asygcd
-from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError,
-                                      IterativeEstimator, resolve_threads)
+from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, Solver,
+                                      blas_threads, not_offered, resolve_threads)
 from kernelbench.solvers.kernels import resolve_gamma
 
 MB = 2**20
@@ -39,108 +36,54 @@ SPARSE_DENSITY = 0.3          # storage="auto": CSR when fewer than 30% of the e
 PREDICT_CHUNK_BYTES = 16 * MB  # the (rows × support vectors) dot-product block of one predict chunk
 
 
-@dataclass
-class AsyGCDParams:
-    """Parameters of AsyGCD as configs name them (DESIGN.md §3)."""
-    C: float = doc("box constraint 0 ≤ α_i ≤ C of the SVM dual (LIBSVM's C)", 1.0)
-    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
-    kernel: Literal["rbf"] = doc("kernel (RBF: Q_ii = 1, so a coordinate step is exact)", "rbf")
-    tol: float = doc("stop when every KKT violation |projected gradient| ≤ tol (LIBSVM's ε)", 1e-3)
-    cache_mb: float = doc("kernel-row cache (float32 rows of Q) in MB, split evenly between threads; "
-                          "at least one row per thread is always kept", 1000.0)
-    threads: int = doc("OpenMP threads, one block of coordinates each (0 = all cores)", 1)
-    partition: Literal["kmeans", "random"] = doc(
-        "how coordinates are split between threads: k-means clusters (the authors' code; blocks "
-        "interact weakly) or a random balanced split; irrelevant with 1 thread", "kmeans")
-    gradient_update: Literal["per_thread", "atomic", "racy"] = doc(
+PARAMETERS = declare(
+    C=C.but(doc="box constraint 0 ≤ α_i ≤ C of the SVM dual (LIBSVM's C)"),
+    gamma=GAMMA,
+    kernel=RBF_ONLY.but(doc="kernel (RBF: Q_ii = 1, so a coordinate step is exact)"),
+    # tol = 0 is allowed (not by LIBSVM): the run then ends by its stop rule, not by convergence
+    tol=TOL.but(doc="stop when every KKT violation |projected gradient| ≤ tol (LIBSVM's ε)",
+                allowed=(Real(0),)),
+    cache_mb=CACHE_MB.but(doc="kernel-row cache (float32 rows of Q) in MB, split evenly between threads; "
+                              "at least one row per thread is always kept"),
+    threads=THREADS.but(doc="OpenMP threads, one block of coordinates each (0 = all cores)"),
+    partition=param("kmeans", "how coordinates are split between threads: k-means clusters (the authors' "
+                              "code; blocks interact weakly) or a random balanced split; irrelevant with "
+                              "1 thread", Choice("kmeans", "random")),
+    gradient_update=param(
+        "per_thread",
         "how threads add δ·Q[i,:] to the gradient without locks: per_thread = each thread adds to "
         "its own part, g = −e + Σ parts (no atomics, no lost update; a scan reads all parts); "
         "atomic = lock-free atomic adds to one vector (the authors' code; no update lost, ~3x the "
         "CPU per update of per_thread on ijcnn1); racy = plain adds to one vector (a "
         "concurrent add can be lost; the gradient is recomputed before convergence is "
-        "declared). 1 thread: plain adds",
-        "per_thread")
-    storage: Literal["auto", "dense", "sparse"] = doc(
-        "training data layout for kernel rows: dense feature-major, CSR, or auto (CSR below 30% "
-        "nonzeros)", "auto")
-    max_samples: int = doc("training sets larger than this are skipped (a pass costs O(n²·d): one "
-                           "n-long kernel row per update)", 1_000_000)
-    max_memory_mb: float = doc("memory budget (cache + data copy + O(n) vectors) in MB; beyond it "
-                               "the run is skipped", 8192.0)
-
-    def __post_init__(self):
-        """Range checks the config layer reports as errors of algorithm.params (before any work)."""
-        if not self.tol >= 0:
-            raise ValueError(f"tol must be >= 0, got {self.tol!r}")
-        if not self.cache_mb > 0:
-            raise ValueError(f"cache_mb must be > 0, got {self.cache_mb!r}")
-        if not self.max_samples >= 1:
-            raise ValueError(f"max_samples must be >= 1, got {self.max_samples!r}")
-        if not self.max_memory_mb > 0:
-            raise ValueError(f"max_memory_mb must be > 0, got {self.max_memory_mb!r}")
+        "declared). 1 thread: plain adds", Choice("per_thread", "atomic", "racy")),
+    storage=param("auto", "training data layout for kernel rows: dense feature-major, CSR, or auto (CSR "
+                          "below 30% nonzeros)", Choice("auto", "dense", "sparse")),
+    max_samples=param(1_000_000, "training sets larger than this are skipped (a pass costs O(n²·d): one "
+                                 "n-long kernel row per update)", Integer(1)),
+    max_memory_mb=param(8192.0, "memory budget (cache + data copy + O(n) vectors) in MB; beyond it the "
+                                "run is skipped", POSITIVE),
+    passes=PASSES, random_state=RANDOM_STATE)
 
 
-def _make(params: AsyGCDParams, *, seed: int, task: str):
-    return AsyGCDClassifier(**asdict(params), random_state=seed)
-
-
-register_algorithm(
-    "asygcd", factory=_make, tasks=("binary",),
-    description="AsyGCD: asynchronous greedy coordinate descent on the kernel SVM dual, no bias "
-                "(You et al. NIPS 2016; baseline of Gu et al. AAAI 2018)",
-    smoke_params={"cache_mb": 20.0},
-)(AsyGCDParams)
-
-
-class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
+class AsyGCDClassifier(BinaryClassifierMixin, Solver):
     """Kernel SVM (hinge loss, RBF kernel, no bias) trained by AsyGCD. Labels may be any two values.
 
     After fit: `support_` (training indices with α > 0), `support_vectors_`, `dual_coef_`
     (α_i y_i of the support vectors), `alpha_` (all α, training order); predictions use the
     support vectors only."""
-    batch_size = 1     # the base class's checks; a "batch" here is one coordinate per thread
+    parameters = PARAMETERS
+    loss_ = "hinge"    # the SVM's loss, fixed (objectives.py reads it)
     determinism = ("threads=1: identical results for the same data (the method has no randomness); "
                    "threads>1: asynchronous, results differ from run to run")
     _training_only = ("_X_int", "_y_int", "_perm")
     predict_parallelism = "internal"   # OpenMP + BLAS on `threads`, chunked inside (base.py)
 
-    def __init__(self, *, C=1.0, gamma="median", kernel="rbf", tol=1e-3, cache_mb=1000.0, threads=1,
-                 partition="kmeans", gradient_update="per_thread", storage="auto",
-                 max_samples=1_000_000, max_memory_mb=8192.0, passes=1.0, random_state=None):
-        self.C = C
-        self.gamma = gamma
-        self.kernel = kernel
-        self.tol = tol
-        self.cache_mb = cache_mb
-        self.threads = threads
-        self.partition = partition
-        self.gradient_update = gradient_update
-        self.storage = storage
-        self.max_samples = max_samples
-        self.max_memory_mb = max_memory_mb
-        self.passes = passes
-        self.random_state = random_state
-
     def _feature_dtype(self):
         return np.float64
 
     # ---- set-up ------------------------------------------------------------------------------
-    def _check_params(self):
-        choices = {"kernel": ("rbf",), "partition": ("kmeans", "random"),
-                   "gradient_update": ("per_thread", "atomic", "racy"),
-                   "storage": ("auto", "dense", "sparse")}
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise SolverError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
-        for name in ("tol", "cache_mb", "max_memory_mb", "max_samples", "passes"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value)
-                    and value >= 0 and (value > 0 or name == "tol")):
-                raise SolverError(f"{name} must be a {'non-negative' if name == 'tol' else 'positive'} "
-                                  f"number, got {value!r}")
-
     def _init_model(self, X):
-        self._check_params()
         n, d = X.shape
         if n > self.max_samples:
             raise BudgetExceededError(
@@ -235,7 +178,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
         cpu_started = time.process_time()
         core, left = self.core_, int(n_steps)
         while left > 0:
-            with threadpool_limits(limits=1, user_api="blas"):
+            with blas_threads(1):
                 updates = core.run(left)
             self.samples_seen_ += updates
             left -= max(1, updates // self.threads_)
@@ -259,14 +202,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
             del self.core_
         return super().finish()
 
-    def fit(self, X, y):
-        self.begin(X, y)
-        self.run(math.ceil(self.passes * self.steps_per_pass))
-        return self.finish()
-
-    @available_if(lambda self: False)
-    def partial_fit(self, X, y, classes=None):
-        """Not available: the dual variables belong to one fixed training set."""
+    partial_fit = not_offered("the dual variables belong to one fixed training set (use fit).")
 
     # ---- the model: support vectors only ----------------------------------------------------
     def _sync_model(self):
@@ -306,7 +242,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
         sq_x = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
                 else np.einsum("ij,ij->i", X, X))
         chunk = max(1, PREDICT_CHUNK_BYTES // (8 * len(coef)))
-        with threadpool_limits(limits=threads, user_api="blas"):
+        with blas_threads(threads):
             for r0 in range(0, m, chunk):
                 dots = X[r0:r0 + chunk] @ S.T
                 dots = np.ascontiguousarray(dots.toarray() if sp.issparse(dots) else dots,
@@ -326,6 +262,9 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
         self.gradient_refreshes_ += 1
 
     # ---- what the runner records ------------------------------------------------------------
+    def record(self) -> dict:
+        return {**super().record(), "n_support_vectors": self.n_support_vectors_}
+
     @property
     def n_support_vectors_(self) -> int:
         if hasattr(self, "core_"):
@@ -342,16 +281,14 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
         alpha, g = self._state()
         return float(0.5 * np.dot(alpha, g - 1.0))
 
-    def objective(self, X, y):
-        """The primal hinge objective in DSG's normalisation (so the column compares with DSG's
-        hinge runs): mean hinge loss on (X, y) + λ/2 ‖f‖², λ = 1/(n C), ‖f‖² = αᵀQα = αᵀ(g + e).
-        At the optimum (on the whole training set) it equals −D(α*)/(n C)."""
-        Y = self._encode_targets(np.asarray(y), fitting=False).ravel()
-        f = self._raw_decision(X).ravel()
+    def penalty(self) -> float:
+        """Ω(f) = λ/2 ‖f‖², λ = 1/(n C), ‖f‖² = αᵀQα = αᵀ(g + e): with the mean hinge loss, the primal
+        objective in DSG's normalisation (the column compares with DSG's hinge runs). At the optimum
+        (on the whole training set) it equals −D(α*)/(n C)."""
         alpha, g = self._state()
         norm_sq = float(np.dot(alpha, g + 1.0))
         n = len(alpha)
-        return float(np.mean(np.maximum(0.0, 1.0 - Y * f)) + norm_sq / (2.0 * n * self.C))
+        return norm_sq / (2.0 * n * self.C)
 
     def counters(self) -> dict:
         alpha, g = self._state()
@@ -370,6 +307,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, IterativeEstimator):
             # CPU time of all threads inside run(): next to the wall-clock train_seconds it shows
             # how much of a core the run got on a shared machine (threads=1: ≈ train_seconds idle)
             "cpu_seconds": self.cpu_seconds_,
+            "converged": bool(self.converged_),           # KKT holds to tol: the run ended there
         }
 
 
@@ -377,3 +315,11 @@ def _max_violation(alpha, g, C) -> float:
     """max_i |projected gradient_i|: the KKT violation of the box-constrained dual."""
     pg = np.where(alpha <= 0, np.minimum(g, 0.0), np.where(alpha >= C, np.maximum(g, 0.0), g))
     return float(np.max(np.abs(pg))) if len(pg) else 0.0
+
+
+register_algorithm(
+    "asygcd", classifier=AsyGCDClassifier, tasks=("binary",),
+    description="AsyGCD: asynchronous greedy coordinate descent on the kernel SVM dual, no bias "
+                "(You et al. NIPS 2016; baseline of Gu et al. AAAI 2018)",
+    smoke_params={"cache_mb": 20.0},
+)

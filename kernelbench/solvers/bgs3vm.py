@@ -21,82 +21,46 @@ float64, NaN marking an unlabeled row, the labeled rows carrying the two raw cla
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Literal
 
 import numpy as np
-from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.validation import validate_data
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import C, GAMMA, NONE, PASSES, RANDOM_STATE, Choice, Integer, Real, declare, param
 from kernelbench.registry import register_algorithm
-from kernelbench.semisupervised import encode_semi_supervised
+from kernelbench.semisupervised import encode_semi_supervised, needs_unlabeled_rows
 from kernelbench.solvers import _bgs3vm
-from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
-from kernelbench.solvers.kernels import resolve_gamma
+from kernelbench.solvers.base import BinaryClassifierMixin, Solver, as_dense, not_offered
+from kernelbench.solvers.kernels import resolve_gamma, rkhs_norm_sq
 from kernelbench.solvers.merging import lookup_tables
 
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
 UNLABELED_BUDGET_FRACTION = 0.2        # the paper's B_u = 0.2·n_u (§6.1)
 
 
-@dataclass
-class BGS3VMParams:
-    """BGS3VM as configs name it; defaults are Geng et al.'s settings (§6.1)."""
-    C: float = doc("weight of each labeled hinge loss (LIBSVM's C); λ = 1/(n_l·C)", 1.0)
-    C_unlabeled: float | None = doc("weight C* of each unlabeled symmetric hinge loss; null = C·n_l/n_u "
-                                    "(the paper's setting: labeled and unlabeled parts weigh the same)", None)
-    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
-    budget_labeled: int = doc("budget B_l: most labeled support vectors", 100)
-    budget_unlabeled: int | None = doc("budget B_u: most unlabeled support vectors; null = ⌈0.2·n_u⌉", None)
-    merge: Literal["gss", "gss-precise", "lookup-h", "lookup-wd", "removal"] = doc(
-        "budget maintenance (as bsgd): gss, gss-precise, lookup-h, lookup-wd, removal", "lookup-wd")
-    grid_size: int = doc("points per axis of the merging lookup tables", 400)
+# Defaults are Geng et al.'s settings (§6.1).
+PARAMETERS = declare(
+    C=C.but(doc="weight of each labeled hinge loss (LIBSVM's C); λ = 1/(n_l·C)"),
+    C_unlabeled=param(None, "weight C* of each unlabeled symmetric hinge loss; null = C·n_l/n_u (the "
+                            "paper's setting: labeled and unlabeled parts weigh the same)", Real(0), NONE),
+    gamma=GAMMA,
+    budget_labeled=param(100, "budget B_l: most labeled support vectors", Integer(1)),
+    budget_unlabeled=param(None, "budget B_u: most unlabeled support vectors; null = ⌈0.2·n_u⌉",
+                           Integer(1), NONE),
+    merge=param("lookup-wd", "budget maintenance (as bsgd): gss, gss-precise, lookup-h, lookup-wd, removal",
+                Choice(*MERGE_METHODS)),
+    grid_size=param(400, "points per axis of the merging lookup tables", Integer(2)),
+    passes=PASSES, random_state=RANDOM_STATE)
 
 
-def _make_bgs3vm(params: BGS3VMParams, *, seed: int, task: str):
-    return BGS3VMClassifier(**asdict(params), random_state=seed)
-
-
-register_algorithm(
-    "bgs3vm", factory=_make_bgs3vm, tasks=("binary", "semi-supervised"),
-    description="Budgeted SGD semi-supervised SVM, two merged SV budgets B_l, B_u (Le et al. 2016)",
-    smoke_params={"budget_labeled": 20, "budget_unlabeled": 20},
-)(BGS3VMParams)
-
-
-def rkhs_norm_sq(S, alpha, gamma, block=2048) -> float:
-    """αᵀ K α for the RBF kernel on the rows of S, in row blocks (B_u = 0.2·n_u SVs would make the
-    whole K gigabytes)."""
-    S = np.asarray(S, dtype=np.float64)
-    total = 0.0
-    for start in range(0, S.shape[0], block):
-        K = rbf_kernel(S[start:start + block], S, gamma=gamma)
-        total += float(alpha[start:start + block] @ (K @ alpha))
-    return total
-
-
-class BGS3VMClassifier(BinaryClassifierMixin, IterativeEstimator):
+class BGS3VMClassifier(BinaryClassifierMixin, Solver):
     """Budgeted kernel SGD S3VM; one iteration = one labeled + one unlabeled sample, one pass =
     n_u iterations (every unlabeled point once, the labeled ones cycled in fresh random orders)."""
 
-    batch_size = 1
     _training_only = ("_labeled", "_unlabeled", "_lab_order", "_lab_position")
     # predict_parallelism stays "serial": the pools' decision() reuses its dist/kval scratch
-
-    def __init__(self, *, C=1.0, C_unlabeled=None, gamma="median", budget_labeled=100,
-                 budget_unlabeled=None, merge="lookup-wd", grid_size=400, passes=1.0,
-                 random_state=None):
-        self.C = C
-        self.C_unlabeled = C_unlabeled
-        self.gamma = gamma
-        self.budget_labeled = budget_labeled
-        self.budget_unlabeled = budget_unlabeled
-        self.merge = merge
-        self.grid_size = grid_size
-        self.passes = passes
-        self.random_state = random_state
+    parameters = PARAMETERS
+    expected_failed_checks = needs_unlabeled_rows("BGS3VM")
 
     def _feature_dtype(self):
         return np.float64
@@ -105,17 +69,7 @@ class BGS3VMClassifier(BinaryClassifierMixin, IterativeEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
         if X.shape[0] < 1:
             raise SolverError("no training samples")
-        self._validate_params_common()
-        if self.C_unlabeled is not None and not (np.isfinite(self.C_unlabeled) and self.C_unlabeled >= 0):
-            raise SolverError(f"C_unlabeled must be >= 0 (or null for C·n_l/n_u), got {self.C_unlabeled!r}")
-        if self.merge not in MERGE_METHODS:
-            raise SolverError(f"merge must be one of {MERGE_METHODS}, got {self.merge!r}")
-        for name in ("budget_labeled", "budget_unlabeled"):
-            value = getattr(self, name)
-            if value is None and name == "budget_unlabeled":
-                continue
-            if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-                raise SolverError(f"{name} must be a positive integer, got {value!r}")
+        self._check_params()
         self._train_X = X
         self._train_Y, self._labeled, self._unlabeled = encode_semi_supervised(self, X, y, fitting=True)
         n_l, n_u = len(self._labeled), len(self._unlabeled)
@@ -184,13 +138,22 @@ class BGS3VMClassifier(BinaryClassifierMixin, IterativeEstimator):
             self.samples_seen_ += 2 * steps
         return done
 
-    def partial_fit(self, X, y, classes=None):
-        raise SolverError("BGS3VM has no partial_fit: fit on the labeled and unlabeled rows together")
+    partial_fit = not_offered("the unlabeled budget B_u and C* = C·n_l/n_u are set from one training "
+                              "set; fit on the labeled and unlabeled rows together")
 
     def _decision(self, X):
         return self.core_.decision(as_dense(X, np.float64)).reshape(-1, 1)
 
+    def working_set(self) -> list:
+        """The training data, then what every step reads: both support-vector pools."""
+        pools = (self.core_.labeled, self.core_.unlabeled)
+        state = [a for p in pools for a in (p.SVT, p.a, p.norms)]
+        return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
+
     # ---- what the runner records ----
+    def record(self) -> dict:
+        return {**super().record(), "n_support_vectors": self.n_support_vectors_}
+
     @property
     def n_support_vectors_(self) -> int:
         return self.core_.labeled.n_sv + self.core_.unlabeled.n_sv
@@ -207,20 +170,15 @@ class BGS3VMClassifier(BinaryClassifierMixin, IterativeEstimator):
         """‖f‖² = αᵀ K α over both pools (exact kernel)."""
         return rkhs_norm_sq(self.support_vectors_, self.dual_coef_, self.gamma_)
 
-    def objective(self, X, y):
-        """The S3VM objective divided by C·n_l on (X, y) (NaN = unlabeled): λ/2‖f‖² + mean labeled
-        hinge + (C* n_u/(C n_l)) · mean unlabeled symmetric hinge; with no NaN in y only the
-        labeled part (λ uses the training n_l)."""
-        y = np.asarray(y, dtype=np.float64)
-        known = ~np.isnan(y)
-        F = self.decision_function(X)
-        out = 0.5 * self.lambda_ * self.coef_norm_sq()
-        if known.any():
-            Y = self._encode_targets(y[known], fitting=False).ravel()
-            out += float(np.mean(np.maximum(0.0, 1.0 - Y * F[known])))
-        if (~known).any():
-            out += self.core_.unlabeled_weight * float(np.mean(np.maximum(0.0, 1.0 - np.abs(F[~known]))))
-        return out
+    # The S3VM objective divided by C·n_l (objectives.py): mean labeled hinge + (C* n_u/(C n_l)) · mean
+    # unlabeled symmetric hinge (§6.1's u for every method) + λ/2‖f‖², λ = 1/(n_l C), training n_l, n_u
+    loss_ = "hinge"           # the labeled loss, fixed
+
+    def penalty(self) -> float:
+        return 0.5 * self.lambda_ * self.coef_norm_sq()
+
+    def unlabeled_term(self):
+        return "shg", self.core_.unlabeled_weight
 
     def counters(self) -> dict:
         core = self.core_
@@ -237,3 +195,10 @@ class BGS3VMClassifier(BinaryClassifierMixin, IterativeEstimator):
             "maintenance_seconds": core.maintenance_seconds,
             "weight_degradation_sum": core.wd_sum,
         }
+
+
+register_algorithm(
+    "bgs3vm", classifier=BGS3VMClassifier, tasks=("binary", "semi-supervised"),
+    description="Budgeted SGD semi-supervised SVM, two merged SV budgets B_l, B_u (Le et al. 2016)",
+    smoke_params={"budget_labeled": 20, "budget_unlabeled": 20},
+)

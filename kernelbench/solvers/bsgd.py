@@ -18,13 +18,10 @@ side-by-side comparison of GSS-standard and Lookup-WD (Table 3).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
-
 import numpy as np
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import BOOLEAN, C, GAMMA, PASSES, RANDOM_STATE, Choice, Integer, declare, param
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _bsgd
 from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
@@ -34,63 +31,33 @@ from kernelbench.solvers.merging import lookup_tables
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
 
 
-@dataclass
-class BSGDParams:
-    """Parameters of BSGD as configs name them (DESIGN.md §3)."""
-    C: float = doc("regularisation: λ = 1/(n·C)", 32.0)
-    gamma: float | str = doc("RBF width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick", "median")
-    budget: int = doc("budget B: the most support vectors the model keeps", 100)
-    merge: Literal["gss", "gss-precise", "lookup-h", "lookup-wd", "removal"] = doc(
-        "budget maintenance: gss (golden section, ε=0.01), gss-precise (ε=1e-10), lookup-h, "
-        "lookup-wd (bilinear tables), removal (drop the min-|α| SV)", "lookup-wd")
-    bias: bool = doc("learn an (unregularised) bias b with the same step η_t", False)
-    grid_size: int = doc("points per axis of the lookup tables over (m, κ) ∈ [0,1]²", 400)
-    diagnose: bool = doc("also run GSS-standard and Lookup-WD (and GSS-precise) on every merge's state "
-                         "and count equal decisions / WD factors; slows training, for Table 3 only", False)
-
-
-def _make_bsgd(params: BSGDParams, *, seed: int, task: str):
-    return BSGDClassifier(**asdict(params), random_state=seed)
-
-
-register_algorithm(
-    "bsgd", factory=_make_bsgd, tasks=("binary",),
-    description="Budgeted SGD kernel SVM, merging by golden section search or lookup "
-                "(Glasmachers & Qaadan; Wang et al. 2012)",
-    smoke_params={"budget": 20},
-)(BSGDParams)
+PARAMETERS = declare(
+    C=C.but(default=32.0),
+    gamma=GAMMA,
+    budget=param(100, "budget B: the most support vectors the model keeps", Integer(1)),
+    merge=param("lookup-wd", "budget maintenance: gss (golden section, ε=0.01), gss-precise (ε=1e-10), "
+                             "lookup-h, lookup-wd (bilinear tables), removal (drop the min-|α| SV)",
+                Choice(*MERGE_METHODS)),
+    bias=param(False, "learn an (unregularised) bias b with the same step η_t", BOOLEAN),
+    grid_size=param(400, "points per axis of the lookup tables over (m, κ) ∈ [0,1]²", Integer(2)),
+    diagnose=param(False, "also run GSS-standard and Lookup-WD (and GSS-precise) on every merge's state "
+                          "and count equal decisions / WD factors; slows training, for Table 3 only", BOOLEAN),
+    passes=PASSES, random_state=RANDOM_STATE)
 
 
 class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
     """Binary RBF-kernel SVM trained by budgeted SGD (one sample per step). Labels may be any two values."""
 
-    batch_size = 1          # one sample per SGD step: steps_per_pass = n (not a parameter)
+    parameters = PARAMETERS
+    batch_size = 1          # one sample per SGD step: the mini-batch schedule with B = 1 (not a parameter)
+    loss_ = "hinge"         # the loss of objective (1), fixed (objectives.py reads it)
     _training_only = ("_y_source", "_y_pm")
     # predict_parallelism stays "serial": the core's decision() reuses its dist/kval scratch
-
-    def __init__(self, *, C=32.0, gamma="median", budget=100, merge="lookup-wd", bias=False,
-                 grid_size=400, diagnose=False, passes=1.0, random_state=None):
-        self.C = C
-        self.gamma = gamma
-        self.budget = budget
-        self.merge = merge
-        self.bias = bias
-        self.grid_size = grid_size
-        self.diagnose = diagnose
-        self.passes = passes
-        self.random_state = random_state
 
     def _feature_dtype(self):
         return np.float64
 
     def _init_model(self, X):
-        if self.merge not in MERGE_METHODS:
-            raise SolverError(f"merge must be one of {MERGE_METHODS}, got {self.merge!r}")
-        if not (isinstance(self.budget, (int, np.integer)) and not isinstance(self.budget, bool)
-                and self.budget >= 1):
-            raise SolverError(f"budget must be a positive integer, got {self.budget!r}")
-        if not (isinstance(self.grid_size, (int, np.integer)) and self.grid_size >= 2):
-            raise SolverError(f"grid_size must be an integer >= 2, got {self.grid_size!r}")
         seed = int(np.random.default_rng(self.random_state).integers(2**63))
         try:
             self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
@@ -112,7 +79,17 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
     def _decision(self, X):
         return self.core_.decision(as_dense(X, np.float64)).reshape(-1, 1)
 
+    def working_set(self) -> list:
+        """The training data, then what every step and merge reads: the lookup tables and the
+        model (support vectors, coefficients, norms, pairwise distances), most recent last."""
+        core = self.core_
+        state = (core.H, core.W, core.SVT, core.a, core.norms, core.D)
+        return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
+
     # ---- what the runner records ----
+    def record(self) -> dict:
+        return {**super().record(), "n_support_vectors": self.n_support_vectors_}
+
     @property
     def n_support_vectors_(self) -> int:
         return self.core_.n_sv
@@ -138,11 +115,9 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
         K = np.exp(-self.gamma_ * np.maximum(core.D[:core.n_sv, :core.n_sv], 0.0))
         return float(alpha @ K @ alpha)
 
-    def objective(self, X, y):
-        """P(w, b) = λ/2 ‖w‖² + mean hinge loss on (X, y) (objective (1))."""
-        Y = self._encode_targets(np.asarray(y), fitting=False)[:, 0]
-        F = self.decision_function(X)
-        return float(np.mean(np.maximum(0.0, 1.0 - Y * F)) + 0.5 * self.lambda_ * self.coef_norm_sq())
+    def penalty(self) -> float:
+        """Ω = λ/2 ‖w‖² of objective (1), P(w, b) = mean hinge loss + Ω (b unregularised)."""
+        return 0.5 * self.lambda_ * self.coef_norm_sq()
 
     def counters(self) -> dict:
         core = self.core_
@@ -166,3 +141,11 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
                 "diag_factor_lookup_wd": core.diag_wd_lookup_wd_sum / precise if precise > 0 else float("nan"),
             })
         return out
+
+
+register_algorithm(
+    "bsgd", classifier=BSGDClassifier, tasks=("binary",),
+    description="Budgeted SGD kernel SVM, merging by golden section search or lookup "
+                "(Glasmachers & Qaadan; Wang et al. 2012)",
+    smoke_params={"budget": 20},
+)

@@ -15,59 +15,25 @@ Both share DSG's compiled core (_dsg.pyx), losses (incl. softmax) and schedule �
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import Choice, Integer, Real, declare, param
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers.dsg import DSGClassifier, DSGParams, DSGRegressor, estimator_kwargs
+from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
 from kernelbench.solvers.kernels import kernel_matrix
 
 
-@dataclass
-class UDSGParams(DSGParams):
-    """DSG's parameters plus the period of Alg. 3."""
-    new_iterations: int = doc("G of Alg. 3: iterations sampling new features per period", 1)
-    old_iterations: int = doc("U of Alg. 3: iterations re-using a uniformly drawn old block per period", 1)
-
-    def __post_init__(self):
-        super().__post_init__()
-        if not 1 <= self.new_iterations <= 10**6:
-            raise ValueError(f"new_iterations (G) must be between 1 and 1,000,000, got {self.new_iterations!r}")
-        if not 0 <= self.old_iterations <= 10**6:
-            raise ValueError(f"old_iterations (U) must be between 0 and 1,000,000, got {self.old_iterations!r}")
-
-
-@dataclass
-class CDSGParams(DSGParams):
-    """DSG's parameters plus rule (9)'s variance and the step bound θ'."""
-    max_step: float = doc("θ'/θ: a re-used block's step is at most θ'/(t0 + t) (Li & Póczos Thm. 14; "
-                          "the paper recommends bounding it)", 2.0)
-    feature_variance: float | str = field(default="auto", metadata={
-        "doc": "σ² of rule (9), E_ω Var_x'[φ_ω(x')φ_ω(x) − k(x', x)]; 'auto' estimates it on the "
-               "training data", "choices": ("auto",)})
-
-    def __post_init__(self):
-        super().__post_init__()
-        if not (np.isfinite(self.max_step) and self.max_step >= 1.0):
-            raise ValueError(f"max_step (θ'/θ) must be a number >= 1, got {self.max_step!r}")
-        if isinstance(self.feature_variance, str):
-            if self.feature_variance != "auto":
-                raise ValueError(f"feature_variance must be a number >= 0 or 'auto', got {self.feature_variance!r}")
-        elif not self.feature_variance >= 0:
-            raise ValueError(f"feature_variance must be a number >= 0 or 'auto', got {self.feature_variance!r}")
-
-
-def _factory(classifier, regressor, renames):
-    def make(params, *, seed: int, task: str):
-        kwargs = estimator_kwargs(params, task)
-        for old, new in renames.items():
-            kwargs[new] = kwargs.pop(old)
-        cls = regressor if task == "regression" else classifier
-        return cls(**kwargs, random_state=seed)
-    return make
+UDSG_PARAMETERS = {
+    "new_iterations": param(1, "G of Alg. 3: iterations sampling new features per period", Integer(1, 10**6)),
+    "old_iterations": param(1, "U of Alg. 3: iterations re-using a uniformly drawn old block per period",
+                            Integer(0, 10**6)),
+}
+CDSG_PARAMETERS = {
+    "max_step": param(2.0, "θ'/θ: a re-used block's step is at most θ'/(t0 + t) (Li & Póczos Thm. 14; "
+                           "the paper recommends bounding it)", Real(1.0)),
+    "feature_variance": param("auto", "σ² of rule (9), E_ω Var_x'[φ_ω(x')φ_ω(x) − k(x', x)]; 'auto' "
+                                      "estimates it on the training data", Real(0), Choice("auto")),
+}
 
 
 def estimate_feature_variance(X, *, kernel, gamma, seed, n_omega=64, n_anchor=16, n_points=256):
@@ -94,10 +60,6 @@ class _UDSGMixin:
     _mode = "udsg"
 
     def _mode_kwargs(self, X, seed):
-        for name in ("new_iterations", "old_iterations"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < (1 if name == "new_iterations" else 0):
-                raise SolverError(f"{name} must be an integer >= {1 if name == 'new_iterations' else 0}, got {value!r}")
         return {**super()._mode_kwargs(X, seed), "udsg_new": int(self.new_iterations),
                 "udsg_old": int(self.old_iterations)}
 
@@ -106,91 +68,43 @@ class _CDSGMixin:
     _mode = "cdsg"
 
     def _mode_kwargs(self, X, seed):
-        if not (np.isfinite(self.max_step) and self.max_step >= 1.0):
-            raise SolverError(f"max_step (θ'/θ) must be a number >= 1, got {self.max_step!r}")
-        if isinstance(self.feature_variance, str):
-            if self.feature_variance != "auto":
-                raise SolverError(f"feature_variance must be a number >= 0 or 'auto', got {self.feature_variance!r}")
+        if self.feature_variance == "auto":
             variance = estimate_feature_variance(X, kernel=self.kernel, gamma=self.gamma_, seed=seed % 2**32)
         else:
             variance = float(self.feature_variance)
-            if not variance >= 0:
-                raise SolverError(f"feature_variance must be a number >= 0 or 'auto', got {self.feature_variance!r}")
         self.feature_variance_ = variance
         return {**super()._mode_kwargs(X, seed), "max_step": float(self.max_step), "variance": variance}
 
 
 class UDSGClassifier(_UDSGMixin, DSGClassifier):
     """Kernel classifier trained by UDSG (Li & Póczos Alg. 3)."""
-
-    def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
-                 block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, new_iterations=1, old_iterations=1,
-                 average=False, average_from=1.0):
-        super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
-                         block_size=block_size, step=step, t0=t0, dtype=dtype,
-                         cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state, average=average, average_from=average_from)
-        self.new_iterations = new_iterations
-        self.old_iterations = old_iterations
+    parameters = declare(DSGClassifier.parameters, UDSG_PARAMETERS)
 
 
 class UDSGRegressor(_UDSGMixin, DSGRegressor):
     """Kernel ridge regression trained by UDSG (Li & Póczos Alg. 3)."""
-
-    def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=64,
-                 block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, new_iterations=1, old_iterations=1,
-                 average=False, average_from=1.0):
-        super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
-                         block_size=block_size, step=step, t0=t0, dtype=dtype,
-                         cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state, average=average, average_from=average_from)
-        self.new_iterations = new_iterations
-        self.old_iterations = old_iterations
+    parameters = declare(DSGRegressor.parameters, UDSG_PARAMETERS)
 
 
 class CDSGClassifier(_CDSGMixin, DSGClassifier):
     """Kernel classifier trained by CDSG (Li & Póczos Alg. 4, rule (9))."""
-
-    def __init__(self, *, loss="hinge", kernel="rbf", gamma="median", C=1.0, batch_size=64,
-                 block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, max_step=2.0, feature_variance="auto",
-                 average=False, average_from=1.0):
-        super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
-                         block_size=block_size, step=step, t0=t0, dtype=dtype,
-                         cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state, average=average, average_from=average_from)
-        self.max_step = max_step
-        self.feature_variance = feature_variance
+    parameters = declare(DSGClassifier.parameters, CDSG_PARAMETERS)
 
 
 class CDSGRegressor(_CDSGMixin, DSGRegressor):
     """Kernel ridge regression trained by CDSG (Li & Póczos Alg. 4, rule (9))."""
-
-    def __init__(self, *, loss="squared", kernel="rbf", gamma="median", C=1.0, batch_size=64,
-                 block_size=32, step=None, t0=100.0, dtype="float32", cache_features=True,
-                 threads=1, passes=1.0, random_state=None, max_step=2.0, feature_variance="auto",
-                 average=False, average_from=1.0):
-        super().__init__(loss=loss, kernel=kernel, gamma=gamma, C=C, batch_size=batch_size,
-                         block_size=block_size, step=step, t0=t0, dtype=dtype,
-                         cache_features=cache_features, threads=threads, passes=passes,
-                         random_state=random_state, average=average, average_from=average_from)
-        self.max_step = max_step
-        self.feature_variance = feature_variance
+    parameters = declare(DSGRegressor.parameters, CDSG_PARAMETERS)
 
 
 register_algorithm(
-    "udsg", factory=_factory(UDSGClassifier, UDSGRegressor, {}),
-    tasks=("binary", "multiclass", "regression"),
+    "udsg", classifier=UDSGClassifier, regressor=UDSGRegressor, tasks=("binary", "multiclass", "regression"),
     description="DSG re-using old random features uniformly: G new, then U old iterations (Li & Póczos 2016, Alg. 3)",
     smoke_params={"batch_size": 32, "block_size": 16},
-)(UDSGParams)
+)
 
 register_algorithm(
-    "cdsg", factory=_factory(CDSGClassifier, CDSGRegressor, {}),
-    tasks=("binary", "multiclass", "regression"),
+    "cdsg", classifier=CDSGClassifier, regressor=CDSGRegressor, tasks=("binary", "multiclass", "regression"),
     description="DSG with checking: rule (9) + expected line search picks a new or the best old block "
                 "(Li & Póczos 2016, Alg. 4)",
     smoke_params={"batch_size": 32, "block_size": 16},
-)(CDSGParams)
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import laplacian_kernel, pairwise_distances, rbf_kernel
 
-KERNELS = ("rbf", "laplacian")
+from kernelbench.params import KERNELS  # noqa: F401  (the kernel names: declared once, with the `kernel` parameter)
 
 
 def kernel_matrix(X, Y=None, *, kernel="rbf", gamma=1.0):
@@ -44,3 +44,14 @@ def resolve_gamma(gamma, X, *, kernel="rbf", seed=0):
     if not np.isfinite(gamma) or gamma <= 0:
         raise ValueError(f"gamma must be a positive number or 'median', got {gamma!r}")
     return gamma
+
+
+def rkhs_norm_sq(S, alpha, gamma, block=2048) -> float:
+    """αᵀ K α for the RBF kernel on the rows of S, in row blocks (B_u = 0.2·n_u SVs would make the
+    whole K gigabytes)."""
+    S = np.asarray(S, dtype=np.float64)
+    total = 0.0
+    for start in range(0, S.shape[0], block):
+        K = rbf_kernel(S[start:start + block], S, gamma=gamma)
+        total += float(alpha[start:start + block] @ (K @ alpha))
+    return total

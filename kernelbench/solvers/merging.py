@@ -10,8 +10,7 @@ cannot be read or written is simply recomputed.
 """
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,15 +59,13 @@ def _frozen(a):
 
 
 def _write_atomic(path: Path, H, W):
+    from kernelbench.errors import KernelbenchError
+    from kernelbench.results import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    np.savez(buffer, H=H, W=W)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, H=H, W=W)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError:
+        atomic_write_bytes(path, buffer.getvalue())
+    except (OSError, KernelbenchError):
         pass        # read-only home, full disk: the tables are still in memory

@@ -25,115 +25,66 @@ SVM trained by the same updates.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Literal
 
 import numpy as np
 from sklearn.utils.validation import validate_data
-from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import param_field as doc
+from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, NONE, PASSES, RANDOM_STATE, THREADS,
+                                Choice, Integer, Real, declare, param)
 from kernelbench.registry import register_algorithm
-from kernelbench.semisupervised import encode_semi_supervised, unlabeled_mask
+from kernelbench.semisupervised import encode_semi_supervised
 from kernelbench.solvers import _tsgs3vm
-from kernelbench.solvers._losses import (LOSSES, UNLABELED_LOSSES, loss_derivatives, loss_values,
-                                         unlabeled_loss_derivatives, unlabeled_loss_values)
 from kernelbench.solvers._random_features import feature_block
-from kernelbench.solvers.base import (BinaryClassifierMixin, DivergenceError, IterativeEstimator,
-                                      as_dense, resolve_threads)
-from kernelbench.solvers.kernels import KERNELS, resolve_gamma
-
-DIVERGENCE_FACTOR = 1e8      # |f(x)| beyond 1e8 counts as an exploding iterate
-UNLABELED_LOSS_NAMES = ("shg", "sshg", "ramp", "da")
-
-
-# ---- registered parameters ------------------------------------------------------------------
-@dataclass
-class TSGS3VMParams:
-    """TSGS3VM as configs name it (DESIGN.md §3); defaults are the paper's settings (§6.1)."""
-    unlabeled_loss: Literal["shg", "sshg", "ramp", "da"] = doc(
-        "unlabeled loss u of Table 2: shg (symmetric hinge, the paper's), sshg, ramp (symmetric, "
-        "s = -0.3), da (exp(-5r²))", "shg")
-    kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) (the paper's σ is γ) or laplacian", "rbf")
-    gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
-    C: float = doc("weight of the labeled hinge loss (mean over L)", 1.0)
-    C_unlabeled: float | None = doc("weight C* of the unlabeled loss (mean over U); null = C·n_l/n_u "
-                                    "as the paper", None)
-    eta: float = doc("constant step γ = 1/eta (the paper searches 0 ≤ log10 eta ≤ 3)", 10.0)
-    batch_size: int = doc("unlabeled points per iteration; the labeled batch is min(batch_size, n_l)", 256)
-    block_size: int = doc("random features added per iteration", 32)
-    offset: Literal["none", "learned", "balanced"] = doc(
-        "offset b in f = b + Σβ cos(·) (the paper has none): learned (unregularised, same step) or "
-        "balanced (each iteration b makes mean f on the unlabeled batch = mean labeled label, the "
-        "class-balance constraint of Chapelle & Zien 2005)", "none")
-    dtype: Literal["float32", "float64"] = doc("precision of features and phases (coefficients are float64)", "float32")
-    cache_features: bool = doc("keep ω in memory (fast); False regenerates ω from seeds: O(T) memory", True)
-    threads: int = doc("OpenMP threads (set it to the number of idle cores; 0 = all cores)", 1)
-
-    def __post_init__(self):
-        _check_eta(self.eta)
-        if self.C_unlabeled is not None and not self.C_unlabeled >= 0:
-            raise ValueError(f"C_unlabeled must be >= 0 (or null for C·n_l/n_u), got {self.C_unlabeled!r}")
-        for name, limit in (("batch_size", 10**7), ("block_size", 10**6)):
-            value = getattr(self, name)
-            if not 1 <= value <= limit:
-                raise ValueError(f"{name} must be between 1 and {limit:,}, got {value!r}")
+from kernelbench.solvers.base import (BinaryClassifierMixin, DivergenceError, Solver, as_dense,
+                                      blas_threads, resolve_threads)
+from kernelbench.solvers.kernels import resolve_gamma
+from kernelbench.solvers.losses import (UNLABELED_LOSSES, code, loss_derivatives, unlabeled_code,
+                                        unlabeled_loss_derivatives)
+from kernelbench.solvers.objectives import divergence_bound
 
 
-@dataclass
-class FRS3VMParams:
-    """FRS3VM: SGD on the S3VM objective with a fixed random-feature set (the paper's baseline)."""
-    unlabeled_loss: Literal["shg", "sshg", "ramp", "da"] = doc("unlabeled loss u of Table 2", "shg")
-    kernel: Literal["rbf", "laplacian"] = doc("rbf exp(-γ‖x−x'‖²) or laplacian", "rbf")
-    gamma: float | str = doc("kernel width γ, or 'median' for the median trick", "median")
-    C: float = doc("weight of the labeled hinge loss (mean over L)", 1.0)
-    C_unlabeled: float | None = doc("weight C* of the unlabeled loss; null = C·n_l/n_u", None)
-    eta: float = doc("constant step γ = 1/eta", 10.0)
-    batch_size: int = doc("unlabeled points per iteration; the labeled batch is min(batch_size, n_l)", 256)
-    n_components: int | None = doc("number D of fixed random features; null = ⌈√n⌉ (§6.1)", None)
-    dtype: Literal["float32", "float64"] = doc("precision of features and phases (coefficients are "
-                                               "float64); float32 makes cos ~7x faster", "float64")
-    threads: int = doc("BLAS threads for the per-batch products (0 = all cores)", 1)
+# ---- parameters (declared once: __init__, checks, configs and docs derive from them) ---------------
+S3VM_PARAMETERS = declare(
+    unlabeled_loss=param("shg", "unlabeled loss u of Table 2: shg (symmetric hinge, the paper's), sshg, "
+                                "ramp (symmetric, s = -0.3), da (exp(-5r²))", Choice(*UNLABELED_LOSSES)),
+    kernel=KERNEL.but(doc="rbf exp(-γ‖x−x'‖²) (the paper's σ is γ) or laplacian exp(-γ‖x−x'‖₁)"),
+    gamma=GAMMA,
+    C=C.but(doc="weight of the labeled hinge loss (mean over L)"),
+    C_unlabeled=param(None, "weight C* of the unlabeled loss (mean over U); null = C·n_l/n_u as the paper",
+                      Real(0), NONE),
+    # update (7) scales f by (1 − 1/eta): a step 1/eta above 1 would flip the sign of f
+    eta=param(10.0, "constant step γ = 1/eta, eta >= 1 (a larger step flips the sign of f; the paper "
+                    "searches 0 ≤ log10 eta ≤ 3)", Real(1)),
+    batch_size=param(256, "unlabeled points per iteration; the labeled batch is min(batch_size, n_l)",
+                     Integer(1, 10**7)))
 
-    def __post_init__(self):
-        _check_eta(self.eta)
-        if self.C_unlabeled is not None and not self.C_unlabeled >= 0:
-            raise ValueError(f"C_unlabeled must be >= 0 (or null for C·n_l/n_u), got {self.C_unlabeled!r}")
-        if self.n_components is not None and not 1 <= self.n_components <= 10**6:
-            raise ValueError(f"n_components must be between 1 and 1,000,000, got {self.n_components!r}")
-        if not 1 <= self.batch_size <= 10**7:
-            raise ValueError(f"batch_size must be between 1 and 10,000,000, got {self.batch_size!r}")
+TSGS3VM_PARAMETERS = declare(
+    S3VM_PARAMETERS,
+    block_size=param(32, "random features added per iteration", Integer(1, 10**6)),
+    offset=param("none", "offset b in f = b + Σβ cos(·) (the paper has none): learned (unregularised, "
+                         "same step) or balanced (each iteration b makes mean f on the unlabeled batch = "
+                         "mean labeled label, the class-balance constraint of Chapelle & Zien 2005)",
+                 Choice(*_tsgs3vm.OFFSETS)),
+    dtype=DTYPE,
+    cache_features=param(True, "keep ω in memory (fast); False regenerates ω from seeds: O(T) memory",
+                         BOOLEAN),
+    threads=THREADS, passes=PASSES, random_state=RANDOM_STATE)
 
-
-def _check_eta(eta):
-    if not (np.isfinite(eta) and eta >= 1.0):
-        raise ValueError(f"eta must be >= 1 (step 1/eta <= 1: a larger step flips the sign of f), got {eta!r}")
-
-
-def _make_tsgs3vm(params: TSGS3VMParams, *, seed: int, task: str):
-    return TSGS3VMClassifier(**asdict(params), random_state=seed)
-
-
-def _make_frs3vm(params: FRS3VMParams, *, seed: int, task: str):
-    return FRS3VMClassifier(**asdict(params), random_state=seed)
-
-
-register_algorithm(
-    "tsgs3vm", factory=_make_tsgs3vm, tasks=("binary", "semi-supervised"),
-    description="Triply stochastic gradient semi-supervised SVM (Geng et al. 2019, Alg. 1-2)",
-    smoke_params={"batch_size": 32, "block_size": 8},
-)(TSGS3VMParams)
-
-register_algorithm(
-    "frs3vm", factory=_make_frs3vm, tasks=("binary", "semi-supervised"),
-    description="S3VM by SGD on a fixed random-feature set (Geng et al. 2019's FRS3VM baseline)",
-    smoke_params={"batch_size": 32, "n_components": 32},
-)(FRS3VMParams)
+FRS3VM_PARAMETERS = declare(
+    S3VM_PARAMETERS,
+    n_components=param(None, "number D of fixed random features; null = ⌈√n⌉ (§6.1)",
+                       Integer(1, 10**6), NONE),
+    dtype=DTYPE.but(default="float64", doc="precision of features and phases (coefficients are "
+                                           "float64); float32 makes cos ~7x faster"),
+    threads=THREADS.but(doc="BLAS threads for the per-batch products (0 = all cores)"),
+    passes=PASSES.but(default=10.0, doc="passes over the data made by fit() (the paper's 10; the runner "
+                                        "uses `stop` instead)"),
+    random_state=RANDOM_STATE)
 
 
 # ---- the shared semi-supervised stepping --------------------------------------------------------
-class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
+class _S3VMBase(BinaryClassifierMixin, Solver):
     """Data handling and batch schedule of both S3VM solvers: each iteration a labeled batch of
     min(batch_size, n_l) rows (cycling through fresh permutations of L) and an unlabeled batch
     of batch_size rows; one pass = max(n_u, n_l) rows, i.e. the unlabeled set once (§6.1)."""
@@ -154,18 +105,7 @@ class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
         if X.shape[0] < 1:
             raise SolverError("no training samples")
-        if not (np.isfinite(self.C) and self.C > 0):
-            raise SolverError(f"C must be a positive number, got {self.C!r}")
-        if not (isinstance(self.batch_size, (int, np.integer)) and self.batch_size >= 1):
-            raise SolverError(f"batch_size must be a positive integer, got {self.batch_size!r}")
-        if self.unlabeled_loss not in UNLABELED_LOSS_NAMES:
-            raise SolverError(f"unlabeled_loss must be one of {UNLABELED_LOSS_NAMES}, got {self.unlabeled_loss!r}")
-        if self.kernel not in KERNELS:
-            raise SolverError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        try:
-            _check_eta(self.eta)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self._check_params()
         self._rng = np.random.default_rng(self.random_state)
         self._set_training(X, y, fitting=True, classes=classes)
         self.n_labeled_, self.n_unlabeled_ = len(self._labeled), len(self._unlabeled)
@@ -246,19 +186,18 @@ class _S3VMBase(BinaryClassifierMixin, IterativeEstimator):
         return self.finish()
 
     # ---- what the runner records ----
-    def objective(self, X, y):
-        """R(f) = ½‖f‖² + C · mean hinge on the labeled rows + C* · mean u on the unlabeled (NaN) rows."""
-        y = np.asarray(y)
-        y = y.astype(np.float64).ravel() if y.dtype.kind not in "OUS" else y
-        unknown = unlabeled_mask(y)
-        F = self.decision_function(X)
-        value = 0.5 * self.coef_norm_sq()
-        if (~unknown).any():
-            Y = self._encode_targets(y[~unknown], fitting=False).ravel()
-            value += self.C * float(np.mean(loss_values("hinge", F[~unknown], Y)))
-        if unknown.any():
-            value += self.C_unlabeled_ * float(np.mean(unlabeled_loss_values(self.unlabeled_loss, F[unknown])))
-        return value
+    # R(f) = ½‖f‖² + C · mean hinge on L + C* · mean u on U, divided by C (objectives.py): mean hinge
+    # + (C*/C) · mean u + ‖f‖²/(2C)
+    loss_ = "hinge"          # the labeled loss of the S3VM objective, fixed
+
+    def penalty(self) -> float:
+        return 0.5 * self.coef_norm_sq() / self.C
+
+    def unlabeled_term(self):
+        return self.unlabeled_loss, self.C_unlabeled_ / self.C
+
+    def record(self) -> dict:
+        return {**super().record(), "n_features": self.n_random_features_}
 
     def counters(self) -> dict:
         return {"model_bytes": int(self.model_bytes()), "n_labeled": int(self.n_labeled_),
@@ -279,45 +218,22 @@ class TSGS3VMClassifier(_S3VMBase):
     determinism = ("identical results for the same seed and thread count; a different thread count "
                    "changes GEMM blocking, so coefficients may differ in the last bits")
     predict_parallelism = "internal"   # OpenMP on `threads`, chunked inside (base.py)
-
-    def __init__(self, *, unlabeled_loss="shg", kernel="rbf", gamma="median", C=1.0, C_unlabeled=None,
-                 eta=10.0, batch_size=256, block_size=32, offset="none", dtype="float32",
-                 cache_features=True, threads=1, passes=1.0, random_state=None):
-        self.unlabeled_loss = unlabeled_loss
-        self.kernel = kernel
-        self.gamma = gamma
-        self.C = C
-        self.C_unlabeled = C_unlabeled
-        self.eta = eta
-        self.batch_size = batch_size
-        self.block_size = block_size
-        self.offset = offset
-        self.dtype = dtype
-        self.cache_features = cache_features
-        self.threads = threads
-        self.passes = passes
-        self.random_state = random_state
+    parameters = TSGS3VM_PARAMETERS
 
     def _feature_dtype(self):
         return np.float32 if self.dtype == "float32" else np.float64
 
     def _init_model(self, X, seed):
-        if self.offset not in _tsgs3vm.OFFSETS:
-            raise SolverError(f"offset must be one of {tuple(_tsgs3vm.OFFSETS)}, got {self.offset!r}")
-        if self.dtype not in ("float32", "float64"):
-            raise SolverError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
-        if not (isinstance(self.block_size, (int, np.integer)) and self.block_size >= 1):
-            raise SolverError(f"block_size must be a positive integer, got {self.block_size!r}")
         self.core_ = _tsgs3vm.TSGCore(
             n_dims=X.shape[1], block_size=int(self.block_size), kernel=self.kernel, gamma=self.gamma_,
-            labeled_loss=LOSSES["hinge"], unlabeled_loss=UNLABELED_LOSSES[self.unlabeled_loss],
+            labeled_loss=code(self.loss_), unlabeled_loss=unlabeled_code(self.unlabeled_loss),
             C=float(self.C), C_unlabeled=self.C_unlabeled_, step=1.0 / float(self.eta), seed=seed,
             dtype=self.dtype, cache_features=bool(self.cache_features),
-            threads=resolve_threads(self.threads), f_bound=DIVERGENCE_FACTOR,
+            threads=resolve_threads(self.threads), f_bound=divergence_bound(self._train_Y),
             offset=_tsgs3vm.OFFSETS[self.offset], label_mean=float(np.mean(self._train_Y[self._labeled])))
 
     def _train_steps(self, X, lab, unl):
-        with threadpool_limits(limits=1, user_api="blas"):   # the threads are OpenMP's
+        with blas_threads(1):   # the threads are OpenMP's
             status, steps = self.core_.train(X, self._train_Y, np.ascontiguousarray(lab, dtype=np.int64),
                                              unl, int(self.batch_size))
         if status == _tsgs3vm.DIVERGED:
@@ -326,7 +242,7 @@ class TSGS3VMClassifier(_S3VMBase):
         return steps
 
     def _decision(self, X):
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_threads(1):
             return self.core_.predict(as_dense(X, self._feature_dtype())).reshape(-1, 1)
 
     @property
@@ -348,33 +264,14 @@ class FRS3VMClassifier(_S3VMBase):
 
     determinism = "identical results for the same seed and thread count"
     predict_parallelism = "rows"       # GIL released, no shared scratch (NumPy, base.py)
-
-    def __init__(self, *, unlabeled_loss="shg", kernel="rbf", gamma="median", C=1.0, C_unlabeled=None,
-                 eta=10.0, batch_size=256, n_components=None, dtype="float64", threads=1, passes=10.0,
-                 random_state=None):
-        self.unlabeled_loss = unlabeled_loss
-        self.kernel = kernel
-        self.gamma = gamma
-        self.C = C
-        self.C_unlabeled = C_unlabeled
-        self.eta = eta
-        self.batch_size = batch_size
-        self.n_components = n_components
-        self.dtype = dtype
-        self.threads = threads
-        self.passes = passes
-        self.random_state = random_state
+    parameters = FRS3VM_PARAMETERS
 
     def _feature_dtype(self):
         return np.float32 if self.dtype == "float32" else np.float64
 
     def _init_model(self, X, seed):
         D = self.n_components if self.n_components is not None else math.ceil(math.sqrt(X.shape[0]))
-        if not (isinstance(D, (int, np.integer)) and D >= 1):
-            raise SolverError(f"n_components must be a positive integer or None, got {self.n_components!r}")
         self.n_components_ = int(D)
-        if self.dtype not in ("float32", "float64"):
-            raise SolverError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
         self.W_, self.b_ = feature_block(seed, 0, self.n_components_, X.shape[1], kernel=self.kernel,
                                          gamma=self.gamma_, dtype=self._feature_dtype())
         self.coef_ = np.zeros(self.n_components_)
@@ -386,7 +283,8 @@ class FRS3VMClassifier(_S3VMBase):
         step = 1.0 / float(self.eta)
         bu = int(self.batch_size)
         n_steps = lab.shape[0]
-        with threadpool_limits(limits=resolve_threads(self.threads), user_api="blas"):
+        f_bound = divergence_bound(self._train_Y)
+        with blas_threads(resolve_threads(self.threads)):
             for t in range(n_steps):
                 rows_l = lab[t]
                 rows_u = unl[t * bu: (t + 1) * bu]
@@ -394,10 +292,10 @@ class FRS3VMClassifier(_S3VMBase):
                 f = Z @ self.coef_
                 nl = len(rows_l)
                 g = np.empty(len(f))
-                g[:nl] = self.C / nl * loss_derivatives("hinge", f[:nl], self._train_Y[rows_l])
+                g[:nl] = self.C / nl * loss_derivatives(self.loss_, f[:nl], self._train_Y[rows_l])
                 if len(rows_u):
                     g[nl:] = (self.C_unlabeled_ / len(rows_u)) * unlabeled_loss_derivatives(self.unlabeled_loss, f[nl:])
-                if not np.all(np.isfinite(f)) or np.max(np.abs(f)) > DIVERGENCE_FACTOR:
+                if not np.all(np.isfinite(f)) or np.max(np.abs(f)) > f_bound:
                     self.n_iter_ += t
                     self._check_status(True)
                 # θ-coordinates f = θ·√(2/D) cos(·): θ ← (1−γ)θ − γ Σ g_i √(2/D) cos_i, i.e. in β = √(2/D) θ:
@@ -423,4 +321,16 @@ class FRS3VMClassifier(_S3VMBase):
         return 0.5 * self.n_components_ * float(np.sum(self.coef_ ** 2))
 
 
-__all__ = ["TSGS3VMClassifier", "FRS3VMClassifier", "TSGS3VMParams", "FRS3VMParams"]
+register_algorithm(
+    "tsgs3vm", classifier=TSGS3VMClassifier, tasks=("binary", "semi-supervised"),
+    description="Triply stochastic gradient semi-supervised SVM (Geng et al. 2019, Alg. 1-2)",
+    smoke_params={"batch_size": 32, "block_size": 8},
+)
+
+register_algorithm(
+    "frs3vm", classifier=FRS3VMClassifier, tasks=("binary", "semi-supervised"),
+    description="S3VM by SGD on a fixed random-feature set (Geng et al. 2019's FRS3VM baseline)",
+    smoke_params={"batch_size": 32, "n_components": 32},
+)
+
+__all__ = ["TSGS3VMClassifier", "FRS3VMClassifier"]

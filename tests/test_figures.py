@@ -1,0 +1,193 @@
+"""The paper figures find their runs by tags (never by experiment names) and read sizes and pass
+counts from each run's resolved config: run folders are written with kernelbench.results.Run, as the
+runner and the scripts write them, and read back with collect_results."""
+from __future__ import annotations
+
+import json
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from kernelbench.figures import FIGURES, render_all  # noqa: E402
+from kernelbench.figures.bsgd_tables import final_bsgd_rows  # noqa: E402
+from kernelbench.figures import dsg_curves, geng_s3vm, gu_asydsskl  # noqa: E402  (names test_*: not imported)
+from kernelbench.figures.geng_s3vm import geng_rows, loglog_slope, time_vs_size  # noqa: E402
+from kernelbench.figures.gu_asydsskl import accuracy_vs_time, speedup, thread_speedups  # noqa: E402
+from kernelbench.figures.lp_curves import table3  # noqa: E402
+from kernelbench.results import Run, collect_results  # noqa: E402
+
+
+def make_run(root, experiment, tags, rows, *, config=None, n_train=None):
+    """A finished run folder: rows get the run's tags, as `kernelbench run` writes them."""
+    run = Run.create(root, experiment, {"name": experiment, **(config or {})}, tags=tags)
+    if n_train is not None:
+        run.update_meta(dataset={"n_train": n_train})
+    for row in rows:
+        run.append({"trial": 0, "seed": 0, "iteration": 1, "params": "{}", **row})
+    run.finish()
+    return run
+
+
+def legend(fig) -> list[str]:
+    return [text.get_text() for ax in fig.axes if ax.get_legend() for text in ax.get_legend().get_texts()]
+
+
+def titles(fig) -> list[str]:
+    return [ax.get_title() for ax in fig.axes]
+
+
+# ---------------------------------------------------------------------------------------- Geng et al.
+
+def test_geng_figures_select_by_tags_and_read_sizes_and_passes_from_the_runs(tmp_path):
+    geng3 = {"paper": "geng2019", "figure": "fig3", "panel": "Cod RNA"}
+    sizes = [1000, 2000, 4000, 8000]
+    assert math.isclose(loglog_slope(np.array(sizes), 3e-6 * np.array(sizes) ** 1.5), 1.5, rel_tol=1e-9)
+    for n in sizes:         # scripts/geng_scaling.py: the config's tags with figure fig2, one size each
+        for algorithm in ("tsgs3vm", "frs3vm"):
+            make_run(tmp_path, f"scaling-{algorithm}-{n}", {**geng3, "figure": "fig2"}, n_train=n,
+                     config={"stop": {"passes": 1}},
+                     rows=[{"dataset": "cod-rna", "algorithm": algorithm, "train_seconds": 1e-4 * n,
+                            "test_error": 0.1, "final": 1}])
+    make_run(tmp_path, "cod_rna_tsgs3vm", geng3, n_train=41000, config={"stop": {"passes": 1}},
+             rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "trial": t, "test_error": 0.07 + 0.01 * t,
+                    "final": 1} for t in range(3)])
+    make_run(tmp_path, "cod_rna_tsgs3vm_5pass", geng3, config={"stop": {"passes": 5}},
+             rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "test_error": 0.066, "final": 1}])
+    make_run(tmp_path, "cod_rna_dsg_geng2019", {**geng3, "role": "baseline"},
+             config={"dataset": {"labeled": 200, "labeled_only": True}},
+             rows=[{"dataset": "cod-rna", "algorithm": "dsg", "trial": t, "test_error": 0.08 + 0.01 * t,
+                    "final": 1} for t in range(3)])
+    # DSG on cod-rna for another paper, an untagged run and a CV fold: none of them is Geng's
+    make_run(tmp_path, "cod_rna_dsg_li2016", {"paper": "li2016", "figure": "fig1"},
+             rows=[{"dataset": "cod-rna", "algorithm": "dsg", "test_error": 0.2, "final": 1}])
+    make_run(tmp_path, "mine", {}, rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "test_error": 0.3,
+                                          "final": 1}])
+    make_run(tmp_path, "cod_rna_tsgs3vm_grid", {"paper": "geng2019"},
+             rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "fold": 0, "test_error": 0.5, "final": 1}])
+    df = collect_results(tmp_path)
+
+    got = geng_rows(df)
+    assert sorted(got["method"].unique()) == ["dsg-labeled", "frs3vm", "tsgs3vm", "tsgs3vm-passes"]
+    assert (got["test_error"] < 0.2).all()                          # li2016, untagged and CV rows left out
+    fig2 = got[got["figure"] == "fig2"]
+    assert sorted(fig2.loc[fig2["method"] == "tsgs3vm", "train_size"]) == sizes   # run.json n_train
+    assert got[got["figure"] == "fig3"]["train_size"].isna().all()
+    assert (got.loc[got["method"] == "tsgs3vm-passes", "passes"] == 5).all()
+
+    fig = time_vs_size(df)
+    assert any(label.startswith("TSGS3VM (slope 1.00)") for label in legend(fig))
+    box = geng_s3vm.test_error_boxplot(df)
+    labels = legend(box)
+    assert "TSGS3VM, 5 passes" in labels and "DSG, 200 labeled only" in labels and "FRS3VM" not in labels
+
+
+# ---------------------------------------------------------------------------------------- Gu et al.
+
+def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
+    fig1 = {"paper": "gu2018", "figure": "fig1", "panel": "ijcnn1"}
+    make_run(tmp_path, "ijcnn1_asydsskl_gu2018", {**fig1, "role": "ours"},
+             rows=[{"dataset": "ijcnn1", "algorithm": "asydsskl", "iteration": i, "train_seconds": float(i),
+                    "test_error": 0.1 / i, "final": int(i == 3)} for i in (1, 2, 3)])
+    make_run(tmp_path, "ijcnn1_dsg_li2016", {"paper": "li2016", "figure": "fig1"},
+             rows=[{"dataset": "ijcnn1", "algorithm": "dsg", "train_seconds": 1.0, "test_error": 0.3, "final": 1}])
+    make_run(tmp_path, "gu_test_time", {"paper": "gu2018", "figure": "fig1", "panel": "(g-h)"},
+             rows=[{"dataset": "covtype_subset20k", "algorithm": "asydsskl", "iteration": size,
+                    "predict_seconds": size * 1e-6, "n_features": 100, "test_error": 0.2,
+                    "counters": json.dumps({"n_test": size}), "final": int(size == 2000)} for size in (1000, 2000)])
+    df = collect_results(tmp_path)
+
+    curves = accuracy_vs_time(df)
+    assert titles(curves) == ["ijcnn1 (added)"]                    # the test-time run is not a curve
+    assert legend(curves) == ["AsyDSSKL (1 trial)"]               # nor is Li & Poczos' DSG
+    times = gu_asydsskl.test_time(df)
+    assert titles(times) == ["(a) Covtype B: 20k SUBSET"] and legend(times) == ["AsyDSSKL (100 features)"]
+    assert speedup(df) is None                                     # no run tagged fig2
+
+
+def test_speedup_figure_reads_per_seed_bench_rows(tmp_path):
+    """Gu et al. Fig. 2 from scripts/bench_asydsskl.py rows: T_1 / T_k per seed, where T_k is the
+    first time the k-thread curve reaches the same seed's 1-thread final objective."""
+    rows = []
+    for seed, (t_two, floor) in enumerate([(2.0, 0.5), (2.5, 0.5), (4.0, 0.6)]):
+        for it in range(6):          # 1 thread: objective 1/(it+1) at it seconds -> final 1/6 at 5 s
+            rows.append(dict(seed=seed, threads=1, iteration=it, train_seconds=float(it), objective=1 / (it + 1)))
+        for it in range(8):          # 2 threads: same curve, `t_two`× faster; the last seed stalls
+            value = 1 / (it + 1) if seed < 2 else max(1 / (it + 1), floor)
+            rows.append(dict(seed=seed, threads=2, iteration=it, train_seconds=it / t_two, objective=value))
+    make_run(tmp_path, "gu_speedup", {"paper": "gu2018", "figure": "fig2", "role": "ours"},
+             rows=[{"dataset": "ijcnn1", "algorithm": "asydsskl", **r} for r in rows])
+    df = collect_results(tmp_path)
+    got = thread_speedups(df)
+    assert got[1] == [1.0, 1.0, 1.0]
+    assert got[2][:2] == [2.0, 2.5] and np.isnan(got[2][2])          # never reached: nan, not a number
+    assert speedup(df) is not None
+    assert speedup(df.assign(figure="fig1")) is None                 # a run not tagged fig2 is no speedup
+
+
+# ------------------------------------------------------------------------------ Dai et al., Li & Poczos
+
+def test_dai_figure_draws_only_its_tagged_runs(tmp_path):
+    curve = [{"dataset": "a9a", "iteration": i, "samples_seen": 64 * i, "test_error": 0.2 - 0.01 * i,
+              "final": int(i == 3)} for i in (1, 2, 3)]
+    make_run(tmp_path, "a9a_norma_dai2014", {"paper": "dai2014", "figure": "fig1", "panel": "(1)"},
+             rows=[{"algorithm": "norma", **r} for r in curve])
+    make_run(tmp_path, "a9a_dsg_li2016", {"paper": "li2016", "figure": "fig1"},
+             rows=[{"algorithm": "dsg", **r} for r in curve])
+    make_run(tmp_path, "a9a_dsg", {"paper": "dai2014"}, rows=[{"algorithm": "dsg", **r} for r in curve])
+    df = collect_results(tmp_path)
+    fig = dsg_curves.test_error_vs_samples(df)
+    assert titles(fig) == ["(1) Adult (a9a)"] and legend(fig) == ["norma (1 trial)"]
+    assert dsg_curves.test_error_vs_samples(df[df["figure"] != "fig1"]) is None
+
+
+def test_li_poczos_table3_reads_fig1_and_table3_runs(tmp_path):
+    lp = {"paper": "li2016", "panel": "CIFAR-10"}
+    make_run(tmp_path, "cifar10_libsvm_li2016", {**lp, "figure": "table3"},
+             rows=[{"dataset": "cifar10", "algorithm": "libsvm", "train_seconds": 10.0, "train_error": 0.386,
+                    "final": 1}])
+    for trial, errors in enumerate([(0.5, 0.41, 0.30), (0.5, 0.39, 0.30)]):   # the last point is after 10 s
+        make_run(tmp_path, f"cifar10_cdsg_li2016_{trial}", {**lp, "figure": "fig1"},
+                 rows=[{"dataset": "cifar10", "algorithm": "cdsg", "trial": trial, "iteration": i,
+                        "train_seconds": s, "train_error": e, "objective": 1.0, "final": int(i == 2)}
+                       for i, (s, e) in enumerate(zip((1.0, 9.0, 20.0), errors))])
+    make_run(tmp_path, "cifar10_dsg_other", {"paper": "dai2014", "figure": "fig1"},       # not Li & Poczos'
+             rows=[{"dataset": "cifar10", "algorithm": "dsg", "train_seconds": 1.0, "train_error": 0.9, "final": 1}])
+    got = table3(collect_results(tmp_path))
+    assert got.loc["cifar10", "libsvm"] == pytest.approx(0.386) and got.loc["cifar10", "libsvm_seconds"] == 10.0
+    assert got.loc["cifar10", "cdsg"] == pytest.approx(0.40) and "dsg" not in got.columns
+    assert "li2016_fig1_objective_vs_time" in FIGURES and "li2016_table3_train_error_at_libsvm_time" in FIGURES
+
+
+# ------------------------------------------------------------------------------- Glasmachers & Qaadan
+
+def test_bsgd_breakdown_uses_the_final_rows_of_the_table2_runs(tmp_path):
+    def rows(merge, seconds_a, diagnose=False):
+        params = json.dumps({"merge": merge, "budget": 100, "diagnose": diagnose})
+        counters = json.dumps({"merge_seconds_a": seconds_a, "merge_seconds_b": 1.0, "merge_frequency": 0.1})
+        return [{"dataset": "ijcnn1", "algorithm": "bsgd", "params": params, "iteration": 1,
+                 "counters": json.dumps({"merge_seconds_a": 99.0})},              # a curve point
+                {"dataset": "ijcnn1", "algorithm": "bsgd", "params": params, "iteration": 2,
+                 "counters": counters, "final": 1}]
+    gq = {"paper": "glasmachers2019", "panel": "IJCNN"}
+    make_run(tmp_path, "ijcnn1_bsgd", {**gq, "figure": "table2"}, rows=rows("gss", 2.0) + rows("lookup-wd", 0.5))
+    make_run(tmp_path, "ijcnn1_bsgd_diag", {**gq, "figure": "table3"}, rows=rows("lookup-wd", 7.0, diagnose=True))
+    make_run(tmp_path, "mine", {}, rows=rows("gss", 5.0))
+    got = final_bsgd_rows(collect_results(tmp_path))
+    assert sorted(zip(got["merge"], got["merge_seconds_a"])) == [("gss", 2.0), ("lookup-wd", 0.5)]
+    assert FIGURES["glasmachers2019_fig3_merge_time_breakdown"](collect_results(tmp_path)) is not None
+
+
+# ------------------------------------------------------------------------------------------ all figures
+
+def test_untagged_results_draw_only_the_generic_figure(tmp_path):
+    make_run(tmp_path / "results", "quickstart", {},
+             rows=[{"dataset": "digits86", "algorithm": "dsg", "iteration": i, "samples_seen": 16 * i,
+                    "train_seconds": 0.1 * i, "objective": 1.0 / i, "test_error": 0.1, "final": int(i == 2)}
+                   for i in (1, 2)])
+    written = render_all(tmp_path / "results", tmp_path / "figs")
+    assert sorted(p.name for p in written) == ["objective_vs_time.pdf", "objective_vs_time.png"]
+    assert render_all(tmp_path / "empty", tmp_path / "figs2") == []

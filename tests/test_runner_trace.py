@@ -1,0 +1,249 @@
+"""kernelbench.runner.trace, the runner's one timed loop, and the stepping protocol it drives
+(kernelbench.solvers.base.Solver).
+
+Truths: a clock that only the test advances (so "training time" is known exactly), the calls a
+protocol double sees, and an unevaluated twin of every registered algorithm."""
+from __future__ import annotations
+
+import gc
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+
+from kernelbench import runner
+from kernelbench.params import RANDOM_STATE, declare
+from kernelbench.registry import algorithms
+from kernelbench.runner import trace
+from kernelbench.solvers.base import IterativeEstimator, Solver
+
+BEGIN_SECONDS, STEP_SECONDS, CALLER_SECONDS = 0.5, 1.0, 100.0
+
+
+class Clock:
+    """perf_counter / process_time that move only when told to."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = Clock()
+    monkeypatch.setattr(time, "perf_counter", fake)
+    monkeypatch.setattr(time, "process_time", fake)
+    return fake
+
+
+class Steps(Solver):
+    """A protocol double: 100 iterations a pass, each advancing the clock by STEP_SECONDS;
+    it ends itself at `end_at` (converged_), or stops returning steps at `stall_at`."""
+    parameters = declare(random_state=RANDOM_STATE)
+    steps_per_pass = 100
+
+    def __init__(self, clock=None, *, end_at=None, stall_at=None, predicts_before_training=True):
+        self.clock, self.end_at, self.stall_at = clock, end_at, stall_at
+        self.predicts_before_training = predicts_before_training
+        self.events, self.gc_in_run, self.finished = [], [], False
+
+    def begin(self, X, y):
+        if self.clock is not None:
+            self.clock.now += BEGIN_SECONDS
+        self.n_iter_ = self.samples_seen_ = 0
+        return self
+
+    def run(self, n_steps):
+        self.events.append(("run", n_steps))
+        self.gc_in_run.append(gc.isenabled())
+        done = n_steps if self.stall_at is None else max(0, min(n_steps, self.stall_at - self.n_iter_))
+        if self.end_at is not None:
+            done = min(done, self.end_at - self.n_iter_)
+        self.n_iter_ += done
+        self.samples_seen_ += done
+        if self.clock is not None:
+            self.clock.now += STEP_SECONDS * done
+        if self.end_at is not None and self.n_iter_ >= self.end_at:
+            self.converged_ = True
+        return done
+
+    def working_set(self):
+        self.events.append(("working_set", self.n_iter_))
+        return []
+
+    def finish(self):
+        self.finished = True
+        return self
+
+
+X, Y = np.zeros((4, 2)), np.array([0.0, 1.0, 0.0, 1.0])
+
+
+def iterations(timed, caller=None):
+    out = []
+    for point in timed:
+        out.append((point.iteration, point.final))
+        if caller is not None:
+            caller()
+    return out
+
+
+def test_training_time_is_begin_and_run_only(clock):
+    est = Steps(clock)
+
+    def caller():                         # evaluating, printing, ...: the caller's own time
+        clock.now += CALLER_SECONDS
+
+    timed = trace(est, X, Y, passes=2, every=40)
+    points = [(p.iteration, p.train_seconds) for p in timed if caller() is None]
+    assert points == [(i, BEGIN_SECONDS + STEP_SECONDS * i) for i in (0, 40, 80, 120, 160, 200)]
+    assert timed.train_seconds == timed.cpu_seconds == BEGIN_SECONDS + 200 * STEP_SECONDS
+    assert sum(s for _, s in timed.pieces) == timed.train_seconds       # pieces: every timed call
+    assert timed.pieces[0] == (0, BEGIN_SECONDS)
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"passes": 1}, [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]),     # ~10 points a pass
+    ({"passes": 1, "every": 25}, [0, 25, 50, 75, 100]),
+    ({"passes": 1, "every": 30}, [0, 30, 60, 90, 100]),
+    ({"passes": 1, "every": math.inf}, [0, 100]),                   # the end only
+    ({"passes": 1, "every": math.inf, "initial": False}, [100]),
+    ({"iterations": 7, "every": 5}, [0, 5, 7]),
+    ({"passes": 2, "iterations": 150, "every": 100}, [0, 100, 150]),   # the tighter rule
+])
+def test_points_follow_the_schedule_and_only_the_last_is_final(kwargs, expected):
+    points = iterations(trace(Steps(), X, Y, **kwargs))
+    assert [i for i, _ in points] == expected
+    assert [final for _, final in points] == [False] * (len(expected) - 1) + [True]
+
+
+def test_no_point_before_training_for_a_model_that_does_not_exist_yet():
+    points = iterations(trace(Steps(predicts_before_training=False), X, Y, passes=1, every=50))
+    assert points == [(50, False), (100, True)]
+
+
+def test_the_solver_ending_itself_ends_the_trace():
+    assert iterations(trace(Steps(end_at=37), X, Y, passes=1, every=25)) == [(0, False), (25, False), (37, True)]
+    # returning fewer steps than asked means the procedure is over (the protocol), even unconverged
+    assert iterations(trace(Steps(stall_at=60), X, Y, passes=1, every=25))[-1] == (60, True)
+
+
+def test_a_time_limit_is_read_between_pieces(clock):
+    timed = trace(Steps(clock), X, Y, seconds=10.2, every=1000)
+    assert iterations(timed)[-1] == (10, True)             # 0.5 + 10 × 1.0 ≥ 10.2 after step 10
+    assert timed.train_seconds == BEGIN_SECONDS + 10 * STEP_SECONDS
+
+
+def test_no_stop_rule_is_refused():
+    with pytest.raises(Exception, match="stop: set at least one of passes, iterations, seconds"):
+        trace(Steps(), X, Y).begin()
+
+
+def test_the_working_set_is_read_back_after_every_point_but_the_last():
+    est = Steps()
+    seen = []
+    for point in trace(est, X, Y, passes=1, every=50):
+        seen.append(point.iteration)
+        est.events.append(("point", point.iteration))
+    kinds = [kind for kind, _ in est.events]
+    # after each non-final point, the working set first, then training resumes
+    assert [e for e in est.events if e[0] != "run"] == [("point", 0), ("working_set", 0), ("point", 50),
+                                                        ("working_set", 50), ("point", 100)]
+    assert kinds.index("working_set") < kinds.index("run")
+
+
+def test_the_garbage_collector_is_off_only_inside_timed_calls():
+    assert gc.isenabled()
+    est = Steps()
+    for _ in trace(est, X, Y, passes=1, every=50):
+        assert gc.isenabled()                    # the caller's code runs with it on
+    assert est.gc_in_run and not any(est.gc_in_run)
+    assert gc.isenabled()
+
+
+def test_the_estimator_is_finished_however_the_iteration_ends():
+    est = Steps()
+    for point in trace(est, X, Y, passes=1, every=10):
+        if point.iteration == 30:
+            break
+    assert est.finished and est.n_iter_ == 30
+
+
+def test_warm_reads_without_writing():
+    arrays = [np.arange(10_000, dtype=np.float64), np.zeros(0), np.arange(12.0).reshape(3, 4)[:, ::2],
+              np.ones((300, 7), dtype=np.float16)]
+    copies = [a.copy() for a in arrays]
+    runner._warm(arrays)                         # empty and non-contiguous arrays are skipped
+    assert all(np.array_equal(a, c) for a, c in zip(arrays, copies))
+
+
+# ------------------------------------------------------------------ every registered algorithm
+
+def _small_problem(spec):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(240, 5))
+    y = (X[:, 0] * X[:, 1] + X[:, 2] > 0).astype(float)
+    if "semi-supervised" in spec.tasks:
+        y[80:] = np.nan                                   # unlabeled rows
+    return X, y, rng.normal(size=(200, 5))
+
+
+def _build(spec):
+    params = dict(spec.smoke_params)
+    if "threads" in spec.defaults():
+        params["threads"] = 1
+    return spec.build(params, seed=3, task="binary")
+
+
+@pytest.mark.parametrize("name", sorted(algorithms()))
+def test_evaluating_between_chunks_does_not_change_the_model(name):
+    """The runner's evaluation reads the model (record, objective, predictions) between timed
+    chunks: the trained model equals that of an unevaluated twin with the same chunks."""
+    spec = algorithms()[name]
+    X, y, X_test = _small_problem(spec)
+    decisions = []
+    for evaluated in (True, False):
+        est = _build(spec)
+        timed = trace(est, X, y, iterations=12, every=3)
+        for point in timed:
+            if evaluated and (point.iteration or est.predicts_before_training):
+                json.dumps(est.record())
+                est.objective(X, y)
+                est.predict(X_test)
+        decisions.append(est.decision_function(X_test))
+    np.testing.assert_array_equal(decisions[0], decisions[1])
+
+
+@pytest.mark.parametrize("name", sorted(algorithms()))
+def test_record_holds_the_model_size_and_counters(name):
+    spec = algorithms()[name]
+    X, y, _ = _small_problem(spec)
+    est = _build(spec)
+    est.begin(X, y)
+    est.run(min(12, est.steps_per_pass))
+    recorded = est.record()
+    assert set(recorded) <= {"n_features", "n_support_vectors", "counters"}
+    sizes = {"n_features": "n_random_features_", "n_support_vectors": "n_support_vectors_"}
+    assert len(set(recorded) & set(sizes)) == 1, recorded       # one model-size column
+    for column, attribute in sizes.items():
+        if column in recorded:
+            assert recorded[column] == getattr(est, attribute)
+    json.dumps(recorded.get("counters", {}))
+    assert all(isinstance(a, np.ndarray) for a in est.working_set())
+    est.finish()
+
+
+@pytest.mark.parametrize("name", sorted(algorithms()))
+def test_only_mini_batch_solvers_carry_a_batch_schedule(name):
+    """A solver that steps otherwise derives from Solver directly; no class sets a batch_size
+    attribute just to satisfy a base class (batch_size is a declared parameter, or the fixed
+    batch of a mini-batch solver such as BSGD's one sample per step)."""
+    for cls in algorithms()[name].classes:
+        fixed = [c.__name__ for c in cls.__mro__ if "batch_size" in vars(c)]
+        if fixed:
+            assert issubclass(cls, IterativeEstimator), (cls.__name__, fixed)
+        assert issubclass(cls, Solver)
