@@ -434,7 +434,8 @@ class Trace:
             self.begin()
         try:
             per_pass = est.steps_per_pass
-            if self.every is not None and math.isinf(self.every):     # points at the end only
+            at_end_only = self.every is not None and math.isinf(self.every)
+            if at_end_only:
                 chunk_size = self.total if math.isfinite(self.total) else 10**9
             else:
                 chunk_size = self.every or max(1, per_pass // 10)
@@ -459,10 +460,12 @@ class Trace:
                         break
                 final = (ended or est.n_iter_ >= self.total or self._out_of_time()
                          or est.converged_)            # e.g. LIBSVM: solved to its tolerance
-                yield self._point(final)
                 if final:
+                    yield self._point(final)
                     return
-                _warm(est.working_set())
+                if not at_end_only:             # a time limit cuts chunks to one pass: no point
+                    yield self._point(final)
+                    _warm(est.working_set())
         finally:
             est.finish()
 

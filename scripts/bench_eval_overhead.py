@@ -39,9 +39,9 @@ IJCNN1 = {"name": "ijcnn1", "test": "official", "scale": "none"}
 # issue's case (B = 100, 20 passes, lookup-wd, C = 2^5, gamma = 2^1).
 WORKLOADS = {
     "bsgd": ({}, {"C": 32.0, "gamma": 2.0, "budget": 100, "merge": "lookup-wd"}, 20),
-    "dsg": ({"subsample": 30000}, {"batch_size": 256, "block_size": 64}, 1),
-    "udsg": ({"subsample": 30000}, {"batch_size": 256, "block_size": 64}, 1),
-    "cdsg": ({"subsample": 30000}, {"batch_size": 256, "block_size": 64}, 1),
+    "dsg": ({}, {"batch_size": 256, "block_size": 64}, 1),
+    "udsg": ({}, {"batch_size": 256, "block_size": 64}, 1),
+    "cdsg": ({}, {"batch_size": 256, "block_size": 64}, 1),
     "svrg-rf": ({}, {}, 6),
     "norma": ({"subsample": 10000}, {"budget": 500}, 3),
     "k-sdca": ({"subsample": 10000}, {}, 1),
@@ -53,7 +53,7 @@ WORKLOADS = {
     "asygcd": ({"subsample": 7000}, {}, 1),
     "libsvm": ({"subsample": 2000}, {}, 1),
     "tsgs3vm": ({"subsample": 20000, "labeled": 200}, {}, 3),
-    "frs3vm": ({"subsample": 20000, "labeled": 200}, {}, 3),
+    "frs3vm": ({"labeled": 200}, {}, 2),
     "bgs3vm": ({"subsample": 20000, "labeled": 200}, {}, 1),
     "tsvm-ls": ({"subsample": 1000, "labeled": 200}, {}, 1),
     "tsvm-cccp": ({"subsample": 1000, "labeled": 200}, {}, 1),

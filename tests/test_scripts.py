@@ -25,13 +25,13 @@ def test_a_script_uses_public_names_only(path):
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _private(node.attr):            # est._phi
             private.append(f"line {node.lineno}: .{node.attr}")
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):                      # the package's own
             modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
-            for dotted in modules:                                               # kernelbench.solvers._dsg
-                if any(_private(part) for part in dotted.split(".")):
+            for dotted in [m for m in modules if m.split(".")[0] == "kernelbench"]:
+                if any(_private(part) for part in dotted.split(".")):           # kernelbench.solvers._dsg
                     private.append(f"line {node.lineno}: module {dotted}")
-            private += [f"line {node.lineno}: {n}" for n in names if _private(n)]
+                private += [f"line {node.lineno}: {dotted}.{n}" for n in names if _private(n)]
     assert not private, f"{path.name} reaches into private names: {private}"
 
 

@@ -24,7 +24,6 @@ from .parse import (DENSE_MAX_FEATURES, DTYPES, CsvOptions, SvmlightOptions, csv
 from .registry import DatasetSpec, FileSpec, get_spec
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
-_to_csr32 = to_csr32          # the one CSR rule (int32 indices), shared with prepare.py
 
 
 @dataclass
@@ -240,9 +239,10 @@ def check_labels(task: str, y_train, y_test, where: str) -> None:
                             f"training labels ({_fmt_labels(labels)}). Check that train and test files match.")
 
 
-def _take(X, idx):
+def take_rows(X, idx):
+    """Rows `idx` of X (CSR with int32 indices, or C-contiguous dense)."""
     if sp.issparse(X):
-        return _to_csr32(X[idx])
+        return to_csr32(X[idx])
     return np.ascontiguousarray(X[idx])
 
 
@@ -261,7 +261,7 @@ def split_fraction(X, y, task: str, fraction: float, seed: int, where: str = "")
                         f"of {n} rows ({exc}). Use a larger file, a different fraction, or test='none'.") from None
     tr.sort()
     te.sort()
-    return _take(X, tr), np.ascontiguousarray(y[tr]), _take(X, te), np.ascontiguousarray(y[te])
+    return take_rows(X, tr), np.ascontiguousarray(y[tr]), take_rows(X, te), np.ascontiguousarray(y[te])
 
 
 def _parse_test(test):
@@ -288,7 +288,7 @@ def _concat_features(X_a, X_b):
         if sp.issparse(X):
             X = X.copy()
             X.resize((X.shape[0], d))
-            return _to_csr32(X)
+            return to_csr32(X)
         return np.hstack([X, np.zeros((X.shape[0], d - X.shape[1]))])
 
     return pad(X_a), pad(X_b)

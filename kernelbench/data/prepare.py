@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 from kernelbench.errors import DataError
 
-from .load import Dataset, _take, _to_csr32, check_labels
+from .load import Dataset, check_labels, take_rows
+from .parse import to_csr32
 
 SCALINGS = ("none", "standard", "minmax")
 
@@ -45,7 +46,7 @@ def prepare(ds: Dataset, *, subsample=None, scale="none", seed=0, pca=None) -> D
         if subsample < n:
             rng = np.random.default_rng(seed)
             idx = np.sort(rng.choice(n, size=int(subsample), replace=False))
-            X_tr, y_tr = _take(X_tr, idx), np.ascontiguousarray(y_tr[idx])
+            X_tr, y_tr = take_rows(X_tr, idx), np.ascontiguousarray(y_tr[idx])
             check_labels(ds.task, y_tr, None, f"dataset '{ds.name}' subsample of {subsample} rows (seed {seed})")
             notes.append(f"training SUBSAMPLE of {subsample} of {n} rows (seed {seed})")
         else:
@@ -80,7 +81,7 @@ def _fix(X):
     """Scaled features keep float32 (dataset.dtype) or become float64."""
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     if sp.issparse(X):
-        return _to_csr32(X.astype(dtype))
+        return to_csr32(X.astype(dtype))
     return np.ascontiguousarray(X, dtype=dtype)
 
 
