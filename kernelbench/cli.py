@@ -152,6 +152,52 @@ def grid(
     typer.echo(f"results: {path / 'results.csv'}")
 
 
+@app.command()
+def tune(
+    config: Path = typer.Argument(..., help="experiment YAML; its `search:` (or the algorithm's declared space) is searched"),
+    budget: Optional[str] = typer.Option(None, "--budget", help="time for the search, e.g. 90s, 10m, 1h (overrides tune.budget)"),
+    candidates: Optional[int] = typer.Option(None, "--candidates", help="settings to try (overrides tune.candidates)"),
+    cv: Optional[int] = typer.Option(None, "--cv", help="validate by this many folds of the training part (sets tune.validation: cv)"),
+    validation: Optional[str] = typer.Option(None, "--validation", help="holdout | cv | paper (overrides tune.validation)"),
+    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
+    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
+    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
+    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
+                                             "dotted key, e.g. --set tune.eta=4 (repeatable)"),
+    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished tune of this config under --out"),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="cells in parallel processes; 0 = one per core"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+):
+    """Model selection on the training part only: settings sampled from the search space, bad ones
+    stopped early (successive halving on the training budget), the best written as a runnable
+    config (<run folder>/<name>.tuned.yaml), refitted and scored on the test part."""
+    _dataset_files_first(config)
+    from kernelbench.config import load_config
+    from kernelbench.tune import tune as tune_search
+
+    overrides = _overrides(seed, threads, sets=sets)
+    if budget is not None:
+        overrides["tune.budget"] = budget
+    if candidates is not None:
+        overrides["tune.candidates"] = candidates
+    if cv is not None:
+        if cv < 2:
+            raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
+        overrides["cv"] = cv
+        overrides["tune.validation"] = "cv"
+    if validation is not None:
+        overrides["tune.validation"] = validation
+    cfg = load_config(config, overrides=overrides)
+    try:
+        path = tune_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
+                           execution=_execution(jobs, scheduler))
+    except KeyboardInterrupt as e:      # runner.Interrupted: what was kept, how to resume
+        _exit_interrupted(e)
+    _print_tune_summary(path)
+    typer.echo(f"results: {path / 'results.csv'}")
+
+
 @app.command("algorithms")
 def list_algorithms(
     markdown: bool = typer.Option(False, "--markdown", help="the README's parameter tables"),
@@ -165,7 +211,8 @@ def list_algorithms(
     for name, spec in sorted(algorithms().items()):
         typer.echo(f"{name}  [{', '.join(spec.tasks)}]  {spec.description}")
         for param, declared in spec.parameters.items():
-            typer.echo(f"    {param} = {declared.default!r}  ({declared.describe()})  {declared.doc}")
+            searched = f"  [tune: {declared.search.describe()}]" if declared.search is not None else ""
+            typer.echo(f"    {param} = {declared.default!r}  ({declared.describe()})  {declared.doc}{searched}")
 
 
 @app.command()
@@ -231,13 +278,29 @@ def _print_grid_summary(run_dir: Path):
     for row in meta.get("cells", []):
         mean_key = next(k for k in row if k.startswith("mean_"))
         std_key = mean_key.replace("mean_", "std_")
-        typer.echo(f"{json.dumps(row['params'], sort_keys=True)}: {mean_key[5:]} "
-                   f"{row[mean_key]:.4f} ± {row[std_key]:.4f}")
+        score = ("diverged or failed" if row[mean_key] is None
+                 else f"{row[mean_key]:.4f} ± {row[std_key]:.4f}")
+        typer.echo(f"{json.dumps(row['params'], sort_keys=True)}: {mean_key[5:]} {score}")
     best = meta.get("best", {})
     typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}")
     for row in meta.get("refit", []):
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
         typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
+
+
+def _print_tune_summary(run_dir: Path):
+    import json
+
+    meta = json.loads((run_dir / "run.json").read_text())
+    best = meta.get("best", {})
+    score = next((f"{k} {v:.4f}" for k, v in best.items() if k.startswith("validation_")), "")
+    typer.echo(f"{len(meta.get('settings', []))} settings tried in {meta.get('search_seconds', 0):.0f} s "
+               f"({meta.get('validation')} validation on the training part, budgets {meta.get('rungs')})")
+    typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}: {score}")
+    for row in meta.get("refit", []):
+        metric = "test_mse" if row.get("test_mse") is not None else "test_error"
+        typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
+    typer.echo(f"tuned config: {meta.get('tuned_config')}")
 
 
 def _print_summary(run_dir: Path):

@@ -55,6 +55,26 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
                     on: subset of objective, train_error, test_error, test_mse, train_mse
                         (default objective, train_error, test_error; without a test set
                         objective, train_error). `train_objective` is read as `objective`.
+    search          what `kernelbench tune` samples, and what `grid` enumerates without `grid:`:
+                    {param: {log-uniform: [low, high]} | {uniform: [low, high]} | {choice: [...]}};
+                    a range may add `times: median` (× the training part's median-trick γ)
+                    (default: the algorithm's declared space, kernelbench/search.py)
+    tune            how `kernelbench tune` searches (kernelbench/tune.py); every key optional:
+      validation      holdout | cv | paper: a held-out part of the training rows, or `cv` folds of
+                      them; with dataset.labeled, of the *labeled* rows only (the unlabeled ones
+                      always train). paper: the semi-supervised papers' protocol (held-out
+                      unlabeled folds scored with their true labels; reproduction only)
+                      (default: holdout, or cv with dataset.labeled)
+      holdout         fraction of the rows held out, in (0, 1)                      (default 0.2)
+      shuffle         bool: draw the held-out rows (folds) at random; false holds out the last
+                      fraction (contiguous folds) in file order -- for time-ordered data, where a
+                      random draw leaves each held-out row's neighbours in training  (default true)
+      rungs           budgets per bracket of successive halving, int >= 1: the smallest is
+                      stop / eta^(rungs-1)                                              (default 3)
+      eta             halving factor, int >= 2: 1/eta of the cells go on to eta× the budget (default 3)
+      candidates      settings to try, int >= 1 (default null: until the time budget, else 27)
+      budget          time for the search: seconds, or "90s", "10m", "1h" (default null)
+      refine          settings tried at the full budget around the best, int >= 0     (default eta)
     tags            what the run is for; every key optional, each a string          (default: none)
                     (figures and `kernelbench report` select runs by these, never by run names;
                     they are written into run.json and into every row of results.csv)
@@ -98,15 +118,20 @@ import numpy as np
 import yaml
 
 from kernelbench.errors import ConfigError
+from kernelbench.search import parse_space, space_to_dict
 
 __all__ = [
     "DatasetConfig", "AlgorithmConfig", "StopConfig", "EvaluateConfig", "ExperimentConfig",
     "load_config", "config_from_dict", "config_to_dict", "expand_grid",
-    "TOP_LEVEL_KEYS", "EVALUATE_METRICS", "TagsConfig", "TAGS_KEYS", "PAPERS", "ROLES",
+    "TOP_LEVEL_KEYS", "EVALUATE_METRICS", "TagsConfig", "TAGS_KEYS", "PAPERS", "ROLES", "TuneConfig",
+    "parse_duration",
 ]
 
 TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate",
-                  "tags")
+                  "tags", "search", "tune")
+TUNE_KEYS = ("validation", "holdout", "shuffle", "rungs", "eta", "candidates", "budget", "refine")
+VALIDATIONS = ("holdout", "cv", "paper")
+_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h)?\s*$")
 TAGS_KEYS = ("paper", "figure", "panel", "role")
 # The five papers, by first author and year (../shared/papers/README.md, files 000-004 in this order).
 PAPERS = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
@@ -196,6 +221,19 @@ class TagsConfig:
 
 
 @dataclass(frozen=True)
+class TuneConfig:
+    """How `kernelbench tune` searches (see the module docstring)."""
+    validation: str | None = None       # None: holdout, or cv with dataset.labeled
+    holdout: float = 0.2
+    shuffle: bool = True
+    rungs: int = 3
+    eta: int = 3
+    candidates: int | None = None
+    budget: float | None = None         # seconds
+    refine: int | None = None           # None: eta
+
+
+@dataclass(frozen=True)
 class ExperimentConfig:
     name: str
     dataset: DatasetConfig
@@ -208,6 +246,8 @@ class ExperimentConfig:
     evaluate: EvaluateConfig
     tags: TagsConfig = TagsConfig()
     source: str | None = None           # the config file, if it came from one
+    search: dict = dataclasses.field(default_factory=dict)   # {param: distribution}; {} = the declared space
+    tune: TuneConfig = TuneConfig()
 
 
 # --------------------------------------------------------------------------------------------
@@ -274,6 +314,8 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
         "stop": {f.name: getattr(cfg.stop, f.name) for f in dataclasses.fields(cfg.stop)},
         "evaluate": {"every": cfg.evaluate.every, "on": list(cfg.evaluate.on)},
         "tags": cfg.tags.as_dict(),
+        **({"search": space_to_dict(cfg.search)} if cfg.search else {}),
+        **({"tune": dataclasses.asdict(cfg.tune)} if cfg.tune != TuneConfig() else {}),
     }
 
 
@@ -845,9 +887,52 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
     stop = _validate_stop(data.get("stop"))
     evaluate = _validate_evaluate(data.get("evaluate"), dataset)
     tags = _validate_tags(data.get("tags"))
+    search = {} if data.get("search") is None else parse_space(data["search"], fields)
+    tune = _validate_tune(data.get("tune"))
     return ExperimentConfig(name=name, dataset=dataset, algorithm=algorithm, grid=grid, cv=cv,
                             trials=trials, seed=seed, stop=stop, evaluate=evaluate, tags=tags,
-                            source=source)
+                            source=source, search=search, tune=tune)
+
+
+def _validate_tune(raw) -> TuneConfig:
+    raw = _mapping(raw, "tune", TUNE_KEYS)
+    out = {}
+    validation = raw.get("validation")
+    if validation is not None:
+        if validation not in VALIDATIONS:
+            _fail("tune.validation", f"expected one of {', '.join(VALIDATIONS)}, got {_show(validation)}"
+                                     f"{_suggest(validation, VALIDATIONS) if isinstance(validation, str) else ''}")
+        out["validation"] = validation
+    if raw.get("holdout") is not None:
+        holdout = _as_float(raw["holdout"], "tune.holdout")
+        if not 0 < holdout < 1:
+            _fail("tune.holdout", f"expected a fraction in (0, 1), got {holdout}")
+        out["holdout"] = holdout
+    if raw.get("shuffle") is not None:
+        if not isinstance(raw["shuffle"], bool):
+            _fail("tune.shuffle", f"expected true or false, got {_show(raw['shuffle'])}")
+        out["shuffle"] = raw["shuffle"]
+    for key, minimum, what in (("rungs", 1, "an integer >= 1"), ("eta", 2, "an integer >= 2"),
+                               ("candidates", 1, "a positive integer"), ("refine", 0, "an integer >= 0")):
+        if raw.get(key) is not None:
+            out[key] = _as_int(raw[key], f"tune.{key}", minimum=minimum, what=what)
+    if raw.get("budget") is not None:
+        out["budget"] = parse_duration(raw["budget"], "tune.budget")
+    return TuneConfig(**out)
+
+
+def parse_duration(value, field: str = "budget") -> float:
+    """Seconds from a number or "90s", "10m", "1.5h"; a ConfigError naming `field` otherwise."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        match = _DURATION_RE.match(value) if isinstance(value, str) else None
+        if not match:
+            _fail(field, f"expected seconds or a duration like 90s, 10m, 1h, got {_show(value)}")
+        seconds = float(match.group(1)) * {"s": 1, None: 1, "m": 60, "min": 60, "h": 3600}[match.group(2)]
+    if not math.isfinite(seconds) or seconds <= 0:
+        _fail(field, f"expected a positive duration, got {_show(value)}")
+    return seconds
 
 
 def _safe_name(stem: str) -> str:

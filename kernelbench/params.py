@@ -20,6 +20,8 @@ import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kernelbench.search import LogUniform
+
 
 # ---- constraints ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -112,11 +114,13 @@ def _number(x) -> str:
 @dataclass(frozen=True)
 class Param:
     """A parameter: default, one-line doc, the constraints a value may satisfy (any one of them).
-    `config=False` for parameters the runner sets (random_state from `seed`, passes from `stop`)."""
+    `config=False` for parameters the runner sets (random_state from `seed`, passes from `stop`);
+    `search`: the range `tune` samples by default (kernelbench/search.py), None = not searched."""
     default: Any
     doc: str
     allowed: tuple
     config: bool = True
+    search: Any = None
 
     def accepts(self, value) -> bool:
         return any(c.accepts(value) for c in self.allowed)
@@ -149,10 +153,10 @@ class Param:
             raise ValueError(f"{where}{name} must be {self.describe()}, got {value!r}")
 
 
-def param(default, doc: str, *allowed, config: bool = True) -> Param:
+def param(default, doc: str, *allowed, config: bool = True, search=None) -> Param:
     if not allowed:
         raise TypeError("a parameter needs at least one constraint")
-    declared = Param(default, doc, tuple(allowed), config)
+    declared = Param(default, doc, tuple(allowed), config, search)
     declared.check("default", default)      # a declaration that refuses its own default is a bug
     return declared
 
@@ -247,9 +251,13 @@ def _pool_options(allowed: list) -> tuple:
 
 # ---- parameters several algorithms share (one declaration each) ------------------------------------
 KERNELS = ("rbf", "laplacian")
-C = param(1.0, "regularisation: λ = 1/(n·C)", POSITIVE)
-GAMMA = param("median", "kernel width γ in exp(-γ‖x−x'‖²), or 'median' for the median trick",
-              POSITIVE, Choice("median"))
+# Default search ranges (tune, and grid without `grid:`): C over six decades around LIBSVM's
+# usual optimum on standardised data; γ from 1/16 to 64 times the median-trick value, which
+# scales with the features (a fixed range would not).
+C = param(1.0, "regularisation: λ = 1/(n·C)", POSITIVE, search=LogUniform(1e-2, 1e4))
+GAMMA = param("median", "kernel width γ in exp(-γ‖x−x'‖²), or from the training data: 'median' (the median "
+                        "trick, 1/(2·median‖x−x'‖²)) or 'scale' (1/(d·Var X), scikit-learn SVC's default)",
+              POSITIVE, Choice("median", "scale"), search=LogUniform(1 / 16, 64, times="median"))
 KERNEL = param("rbf", "rbf exp(-γ‖x−x'‖²) or laplacian exp(-γ‖x−x'‖₁)", Choice(*KERNELS))
 RBF_ONLY = param("rbf", "the Gaussian kernel exp(-γ‖x−x'‖²)", Choice("rbf"))
 THREADS = param(1, "OpenMP threads (set it to the number of idle cores; 0 = all cores)", Integer(0, 4096))

@@ -67,6 +67,9 @@ def parameters_markdown(specs: dict[str, AlgorithmSpec]) -> str:
         for pname, declared in spec.parameters.items():
             doc = declared.doc.replace("|", "\\|")
             lines.append(f"| `{pname}` | `{_yaml(declared.default)}` | {declared.describe()} | {doc} |")
+        searched = [f"`{p}` {d.search.describe()}" for p, d in spec.parameters.items()
+                    if d.search is not None and d.config]
+        lines += ["", f"Searched by `kernelbench tune` by default: {'; '.join(searched)}."] if searched else []
         lines.append("")
     return "\n".join(lines)
 

@@ -49,7 +49,7 @@ __all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "rea
 
 TAG_COLUMNS = list(TAGS_KEYS)        # paper, figure, panel, role: the run's tags, empty when untagged
 COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
-           "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
+           "budget", "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
            "objective", "train_error", "train_mse", "test_error", "test_mse", "predict_seconds",
            "threads", "counters", "status", "message", "final", *TAG_COLUMNS]
 ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
@@ -61,7 +61,7 @@ _STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "co
                    "message", *TAG_COLUMNS)
 _INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                 "n_support_vectors", "threads", "final")
-_FLOAT_COLUMNS = ("train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",
+_FLOAT_COLUMNS = ("budget", "train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",
                   "predict_seconds")
 _RESERVED_META = ("run_id", "experiment", "status", "started", "ended", "duration_seconds", "tags")
 
@@ -360,9 +360,9 @@ class Run:
         return None
 
     def finished_cells(self, df=None) -> set:
-        """Keys (params, trial, fold) of cells whose last row (final = 1) is written."""
+        """Keys (params, trial, fold, budget) of cells whose last row (final = 1) is written."""
         df = read_results(self.path) if df is None else df
-        return {cell_key(r.params, r.trial, r.fold) for r in final_rows(df, folds=True).itertuples()}
+        return {cell_key(r.params, r.trial, r.fold, r.budget) for r in final_rows(df, folds=True).itertuples()}
 
     def resume(self, tags: dict | None = None) -> set:
         """Reopen for more rows: drop the rows of cells that never finished (a killed run's
@@ -382,7 +382,7 @@ class Run:
         relabel = header != COLUMNS or any((df[c] != self.tags.get(c, "")).any() for c in TAG_COLUMNS)
         keep = [_csv_line(COLUMNS)]
         for line, r in zip(lines[1:], df.itertuples()):
-            if cell_key(r.params, r.trial, r.fold) not in done:
+            if cell_key(r.params, r.trial, r.fold, r.budget) not in done:
                 continue
             if relabel:      # the row's cells as written (no float re-formatting), by column name
                 cells = dict(zip(header, next(csv.reader([line.decode("utf-8")]))))
@@ -463,16 +463,17 @@ class Run:
 # Reading
 # --------------------------------------------------------------------------------------------
 
-def cell_key(params, trial, fold) -> tuple:
-    """Identity of one training job in a run: (params JSON, trial, fold or "")."""
-    def text(v):
+def cell_key(params, trial, fold, budget=None) -> tuple:
+    """Identity of one training job in a run: (params JSON, trial, fold or "", budget or "") --
+    budget: the training a `tune` cell was given (passes or seconds, see tune.py)."""
+    def text(v, kind=int):
         try:
             if v is None or v != v or v == "":          # None, NaN, pandas NA, empty
                 return ""
         except (TypeError, ValueError):
             return ""
-        return str(int(v))
-    return (str(params), text(trial), text(fold))
+        return repr(kind(v))
+    return (str(params), text(trial), text(fold), text(budget, float))
 
 
 def read_results(run_dir):
@@ -517,7 +518,7 @@ def final_rows(df, *, folds: bool = False, statuses=None, old_runs: bool = False
     keep = (rows["final"] == 1).fillna(False).astype(bool)
     if old_runs:
         unmarked = rows["final"].isna().groupby(rows["run_id"]).transform("all").astype(bool)
-        last = ~rows.duplicated(["run_id", "params", "trial", "fold"], keep="last")
+        last = ~rows.duplicated(["run_id", "params", "trial", "fold", "budget"], keep="last")
         keep = keep | (unmarked & last)
     if statuses is not None:
         keep &= rows["status"].isin(list(statuses))

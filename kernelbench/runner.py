@@ -38,6 +38,7 @@ from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
 from kernelbench.registry import AlgorithmSpec, algorithms
 from kernelbench.results import Run, cell_key, final_rows, read_results
+from kernelbench.search import data_scales, default_space, grid_from_space
 from kernelbench.solvers.base import BudgetExceededError, DivergenceError, blas_threads, resolve_threads
 
 EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
@@ -78,9 +79,11 @@ class Cell:
     curve: bool = True                        # rows along the way (False: only at the end, e.g. CV folds)
     every: int | None = None                  # iterations between rows (None: ~10 per pass)
     on: tuple = field(default_factory=tuple)
+    stop: StopConfig | None = None            # tune: this cell's training budget (else the config's stop)
+    budget: float | None = None               # tune: that budget in the config's unit, for results
 
     def key(self, defaults: dict) -> tuple:
-        return cell_key(_params_json(defaults, self.params), self.trial, self.fold)
+        return cell_key(_params_json(defaults, self.params), self.trial, self.fold, self.budget)
 
 
 @dataclass
@@ -170,7 +173,9 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
 def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
                 resume=False, execution: Execution | None = None) -> Path:
     """k-fold cross-validation over the grid on the training part (stratified for classification),
-    then a refit of the best cell on the whole training part, evaluated on the test part.
+    then a refit of the best cell on the whole training part, evaluated on the test part. Without
+    `grid:`, the grid is the search space (`search:` or the algorithm's declared one) at
+    search.GRID_POINTS values per range.
     Every (cell, fold) is a row (fold = 0..k-1, validation metric in the test_* column); the refit
     rows have an empty fold."""
     from sklearn.model_selection import KFold, StratifiedKFold
@@ -179,6 +184,10 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
     execution.show = not quiet and sys.stderr.isatty()
     prepared = prepare_experiment(cfg, progress=execution.show)
     data = prepared.data
+    if not cfg.grid:        # the config's `search:` or the algorithm's declared space, as a grid
+        space = cfg.search or default_space(prepared.spec.parameters)
+        scales = data_scales(space, data.X_train, cfg.algorithm.params, cfg.seed)
+        cfg = replace(cfg, grid=grid_from_space(space, scales))
     regression = data.task == "regression"
     metric = "test_mse" if regression else "test_error"
     splitter = (KFold if regression else StratifiedKFold)(n_splits=cfg.cv, shuffle=True,
@@ -206,10 +215,10 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
         for g in grid_cells:
             params = {**cfg.algorithm.params, **g}
             values = [scores[Cell(params, 0, cfg.seed, fold=i).key(defaults)] for i in range(cfg.cv)]
-            values = [r.get(metric, np.nan) if r.get("status") == "ok" else np.nan for r in values]
-            table.append({"params": g, f"mean_{metric}": float(np.mean(values)),
-                          f"std_{metric}": float(np.std(values)), "folds": values})
-        finite = [row for row in table if np.isfinite(row[f"mean_{metric}"])]
+            values = [r.get(metric) if r.get("status") == "ok" else None for r in values]
+            mean, std = (None, None) if None in values else (float(np.mean(values)), float(np.std(values)))
+            table.append({"params": g, f"mean_{metric}": mean, f"std_{metric}": std, "folds": values})
+        finite = [row for row in table if row[f"mean_{metric}"] is not None]      # None: diverged, failed
         if not finite:
             run.finish("failed", cells=table, error="every grid cell diverged or failed")
             raise DataError("every grid cell diverged or failed (see results.csv); try smaller steps")
@@ -268,7 +277,7 @@ def _interrupted_message(run: Run, total_cells: int, command) -> str:
         kept = f"{run.results_path} holds the rows written so far"
     else:
         finished = run.finished_cells(df)
-        partial = sum(cell_key(r.params, r.trial, r.fold) not in finished for r in df.itertuples())
+        partial = sum(cell_key(r.params, r.trial, r.fold, r.budget) not in finished for r in df.itertuples())
         kept = (f"{run.results_path} keeps {len(df)} rows; {len(finished)} of {total_cells} cells "
                 "finished")
         if partial:
@@ -331,7 +340,7 @@ def _execute(prepared: Prepared, cells: list[Cell], cfg: ExperimentConfig, run: 
             for rows in jobs:
                 for row in rows:
                     run.append(row)
-                key = cell_key(rows[-1]["params"], rows[-1]["trial"], rows[-1]["fold"])
+                key = cell_key(rows[-1]["params"], rows[-1]["trial"], rows[-1]["fold"], rows[-1].get("budget"))
                 done.add(key)
                 bar.set_postfix_str(f"last: {labels[key]}", refresh=False)
                 bar.update(1)
@@ -522,18 +531,24 @@ def trace(estimator, X, y, *, passes=None, iterations=None, seconds=None, every=
 
 def _warm(arrays) -> None:
     """Read one byte of every cache line of `arrays`, from the last one back while they fit in
-    the last-level cache (an array that does not is skipped), then in order, so that the last
-    listed -- what the loop reads most -- is the most recent. What an uninterrupted run keeps
-    cached comes back; what does not fit, it streams from memory anyway, and reading part of it
-    back would give the next chunk a head start that run never has (rows of a pass still to come
-    found cached). Reading, not writing: nothing changes."""
-    chosen, left = [], _cache_bytes()
+    half the last-level cache, then in order, so that the
+    last listed -- what the loop reads most -- is the most recent. What an uninterrupted run keeps
+    cached comes back. Half: the cache is shared with the other cores (and, on a virtual machine,
+    other tenants); reading a working set about its whole size back evicts what the loop reads
+    most and slowed the next chunk (SVRG-RF's 26 MB feature matrix in a 32 MB cache: +0.3 ms a
+    chunk). Of an array that does not fit whole, the part that does is read. Reading, not
+    writing: nothing changes."""
+    chosen, left = [], _cache_bytes() // 2
     for a in reversed(arrays):
-        if a.size and a.flags.c_contiguous and a.nbytes <= left:
-            chosen.append(a)
-            left -= a.nbytes
-    for a in reversed(chosen):
-        a.reshape(-1).view(np.uint8)[::64].max()
+        if not (a.size and a.flags.c_contiguous) or left < 64:
+            continue
+        data = a.reshape(-1).view(np.uint8)
+        # An array larger than what is left: its first part. A loop that reads it at random (the
+        # rows of an SVRG or AsyDSSKL feature matrix) keeps part of it cached when uninterrupted.
+        chosen.append(data[:left])
+        left -= min(left, data.size)
+    for data in reversed(chosen):
+        data[::64].max()
 
 
 @functools.cache
@@ -573,8 +588,10 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     eval_threads = resolve_threads(threads) if threads is not None else (max_threads or resolve_threads(0))
     base = {"experiment": experiment, "dataset": data.name, "algorithm": spec.name,
             "params": _params_json(defaults, cell.params), "trial": cell.trial, "seed": cell.seed,
-            "fold": cell.fold, "threads": "" if threads is None else resolve_threads(threads)}
+            "fold": cell.fold, "budget": cell.budget,
+            "threads": "" if threads is None else resolve_threads(threads)}
     X_sub, y_sub = X_train[eval_rows], y_train[eval_rows]
+    stop = cell.stop or stop
 
     bar = tqdm(total=None, desc=f"{spec.name} trial {cell.trial}", unit="it", disable=not show,
                leave=False)

@@ -18,6 +18,9 @@ Contract (every algorithm registered with tasks=("binary", "semi-supervised") re
   (seed = the config seed), the unlabeled rest is split evenly into k folds; fold i trains on the
   labeled rows plus unlabeled fold i and is evaluated (with the true labels) on the other k − 1
   folds. A supervised algorithm trains on the labeled rows alone in every fold.
+* `kernelbench tune` with `dataset.labeled` validates on the labeled rows only (`labeled_splits`:
+  k stratified folds of them, or a held-out fraction; every unlabeled row always trains), as a
+  user who has only those labels can; `tune.validation: paper` is the scheme above.
 * Evaluation rows in the training part: the objective is the semi-supervised one (unlabeled rows
   enter with NaN labels), and train_error is the error on the labeled rows (NaN labels are
   ignored by the score).
@@ -87,17 +90,32 @@ def paper_folds(y, n_labeled: int, k: int, seed: int):
     return out
 
 
-def holdout_split(y, n_labeled: int, seed: int, holdout: int):
-    """A held-out variant of the scheme above (scripts/geng_tune.py): `n_labeled` rows drawn as
-    labeled (seeded), and `holdout` unlabeled rows (at most a quarter of the unlabeled ones) kept
-    out of training as validation, scored with their hidden labels as §6.1's validation rows are.
-    Returns (labeled_rows, train_rows, valid_rows), sorted indices into y."""
-    everything = np.arange(np.asarray(y).shape[0])
+def labeled_splits(y, n_labeled: int, seed: int, *, folds: int | None = None, holdout: float = 0.2):
+    """Validation a user can do (`kernelbench tune`): the `n_labeled` rows drawn as the protocol
+    draws them (seed = the config seed), split into `folds` stratified folds (None: one held-out
+    `holdout` fraction); each split trains on every row but its held-out labeled ones -- the
+    unlabeled rows always train -- and scores the held-out labeled rows. A list of (train_rows,
+    valid_rows, labeled_rows), indices into y; never an unlabeled row's hidden label."""
+    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
     labeled = draw_labeled(y, n_labeled, seed)
-    unlabeled = np.setdiff1d(everything, labeled)
-    valid = np.sort(np.random.default_rng(seed).choice(unlabeled, min(holdout, unlabeled.size // 4),
-                                                       replace=False))
-    return labeled, np.setdiff1d(everything, valid), valid
+    y_labeled = np.asarray(y)[labeled]
+    smallest = int(np.min(np.unique(y_labeled, return_counts=True)[1]))
+    needed = folds or 2
+    if smallest < needed:
+        raise DataError(f"validation on the labeled rows: a class has only {smallest} of the "
+                        f"{n_labeled} labeled rows, fewer than the {needed} {'folds' if folds else 'parts'} "
+                        "it must be split into; raise dataset.labeled or lower cv")
+    if folds:
+        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+    else:
+        splitter = StratifiedShuffleSplit(n_splits=1, test_size=holdout, random_state=seed)
+    everything = np.arange(np.asarray(y).shape[0])
+    out = []
+    for keep, held in splitter.split(labeled, y_labeled):
+        valid = labeled[held]
+        out.append((np.setdiff1d(everything, valid), np.sort(valid), np.sort(labeled[keep])))
+    return out
 
 
 def training_view(X, y, labeled_rows, *, semi_supervised: bool, rows=None):

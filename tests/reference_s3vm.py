@@ -3,6 +3,8 @@
 Written from the paper only (Alg. 1–2, update (7), Table 2); shares no code with the compiled
 core except the documented seeded feature generator, re-implemented in tests/reference.py.
 """
+import math
+
 import numpy as np
 
 import reference
@@ -48,17 +50,19 @@ def hinge_derivative(f, y):
 
 
 def tsgs3vm(X, y, lab_idx, unl_idx, unl_batch, *, block_size, kernel, gamma, C, C_unlabeled, step,
-            seed, unlabeled_loss_name, offset="none"):
+            seed, unlabeled_loss_name, offset="none", offsets=None):
     """Alg. 1 with mini-batches: iteration t uses labeled rows lab_idx[t] and unlabeled rows
     unl_idx[t·B:(t+1)·B]. φ_ω(x) = √2 cos(ω·x + b), F features per iteration, and
     ζ = Σ_i g_i · (1/F) Σ_j φ_j(x_i) φ_j(·) with g = C/|L_t| ℓ' (labeled), C*/|U_t| u' (unlabeled);
     f ← (1 − γ) f − γ ζ. offset (ours, not the paper's): "learned" adds b updated by b ← b − γ Σ g;
-    "balanced" sets b each iteration so that the mean of f over U_t equals the mean labeled label.
-    Returns the coefficients α of every φ_j (in order), a predictor and the final b."""
+    "balanced" sets b each iteration by balanced_offset on U_t (the share of positive outputs
+    within two standard errors of the labeled rows' share).
+    Returns the coefficients α of every φ_j (in order), a predictor and the final b; `offsets`, a
+    list, receives the b of every iteration."""
     blocks = []          # (W, b, alpha)
     state = {"b": 0.0}
     labeled = np.unique(lab_idx)
-    label_mean = float(np.mean(y[labeled]))
+    positive_rate, n_labeled = float(np.mean(y[labeled] > 0)), len(labeled)
 
     def predict(Z, with_offset=True):
         out = np.full(Z.shape[0], state["b"] if with_offset else 0.0)
@@ -72,7 +76,9 @@ def tsgs3vm(X, y, lab_idx, unl_idx, unl_batch, *, block_size, kernel, gamma, C, 
         rows_u = unl_idx[t * unl_batch:(t + 1) * unl_batch]
         fl, fu = predict(X[rows_l], False), predict(X[rows_u], False)   # lines 5–6
         if offset == "balanced" and len(rows_u):
-            state["b"] = label_mean - np.mean(fu)
+            state["b"] = balanced_offset(fu, positive_rate, balance_tolerance(positive_rate, n_labeled, len(fu)))
+        if offsets is not None:
+            offsets.append(state["b"])
         fl, fu = fl + state["b"], fu + state["b"]
         g = np.concatenate([C / len(rows_l) * hinge_derivative(fl, y[rows_l]),
                             (C_unlabeled / len(rows_u) if len(rows_u) else 0.0)
@@ -85,3 +91,37 @@ def tsgs3vm(X, y, lab_idx, unl_idx, unl_batch, *, block_size, kernel, gamma, C, 
         blocks.append((W, b, -step * (phi.T @ g) / block_size))                              # line 7
     coef = np.concatenate([a for _, _, a in blocks]) if blocks else np.zeros(0)
     return coef, predict, state["b"]
+
+
+def balance_tolerance(p, n_labeled, n_unlabeled):
+    """Two standard errors of the difference of two independent positive rates, both p, measured
+    on n_labeled and n_unlabeled rows."""
+    return 2.0 * np.sqrt(p * (1.0 - p) * (1.0 / n_labeled + 1.0 / n_unlabeled))
+
+
+def balanced_offset(h, p, tol):
+    """The class-balance offset, written from its definition: b = 0 if the share of h > 0 is in
+    [p − tol, p + tol]; else, with k the nearer admissible count of positives, every threshold b
+    giving exactly k positives (h + b > 0) is in (−h_(k), −h_(k+1)], h_(j) the j-th largest
+    (h_(0) = h_(1) + 2, h_(n+1) = h_(n) − 2), and b is its midpoint; when no count fits in the
+    band, k is the first count past its end on the side the share must move to. The order
+    statistics are found by counting, not by sorting."""
+    h = np.asarray(h, dtype=float)
+    n = len(h)
+    positives = np.sum(h > 0)
+    admissible = [k for k in range(n + 1) if (p - tol) * n - 1e-9 <= k <= (p + tol) * n + 1e-9]
+    if positives in admissible:
+        return 0.0
+    if admissible:
+        k = min(admissible, key=lambda k: abs(k - positives))
+    else:                          # no count fits (a narrow band between two integers): the one
+        k = math.ceil((p - tol) * n - 1e-9) if positives < (p - tol) * n else math.floor((p + tol) * n + 1e-9)
+        k = min(max(k, 0), n)      # on the side the share must move to
+    # the k-th and (k+1)-th largest by counting: h_i is the j-th largest when j-1 values exceed it
+    def jth_largest(j):
+        if j == 0:
+            return h.max() + 2.0
+        if j == n + 1:
+            return h.min() - 2.0
+        return next(v for v in h if np.sum(h > v) <= j - 1 < np.sum(h >= v))
+    return -0.5 * (jth_largest(k) + jth_largest(k + 1))

@@ -314,17 +314,17 @@ def test_huge_step_raises_divergence_error_not_nan():
     x, y, _, _ = _sine(200)
     # γ_1 λ ≥ 1: the shrink (1 − γ_t λ) would flip signs
     with pytest.raises(DivergenceError, match="smaller step"):
-        DSGRegressor(step=1e30, batch_size=16, block_size=8, gamma=1.0, random_state=0).fit(x, y)
+        DSGRegressor(step=1e30, t0=100.0, batch_size=16, block_size=8, gamma=1.0, random_state=0).fit(x, y)
     # λ tiny, so the shrink is fine, but f overflows within a few iterations -> NaN/inf detected
     with pytest.raises(DivergenceError, match="smaller step"):
-        DSGRegressor(step=1e30, C=1e300, batch_size=4, block_size=8, gamma=1.0, random_state=0).fit(x, y)
+        DSGRegressor(step=1e30, t0=100.0, C=1e300, batch_size=4, block_size=8, gamma=1.0, random_state=0).fit(x, y)
     assert issubclass(DivergenceError, SolverError) and issubclass(DivergenceError, ValueError)
 
 
 def test_huge_step_classifier_raises():
     X, y = _moons(200)
     with pytest.raises(DivergenceError, match="smaller step"):
-        DSGClassifier(step=1e30, loss="squared", C=1e300, batch_size=4, block_size=8, gamma=1.0,
+        DSGClassifier(step=1e30, t0=100.0, loss="squared", C=1e300, batch_size=4, block_size=8, gamma=1.0,
                       random_state=0).fit(X, y)
 
 

@@ -149,7 +149,7 @@ def test_a_time_limit_alone_stops_every_cell(tmp_path, env):
     the grid ends instead of running one endless chunk."""
     config = tmp_path / "secs.yaml"
     config.write_text("dataset: {name: digits86}\nalgorithm: {name: dsg, params: {batch_size: 16}}\n"
-                      "stop: {seconds: 0.2}\nevaluate: {every: 50, on: [test_error]}\n")
+                      "grid: {C: [1.0]}\nstop: {seconds: 0.2}\nevaluate: {every: 50, on: [test_error]}\n")
     proc = kb("grid", config, "--cv", 2, "--out", tmp_path / "out", "-q", env=env, timeout=120)
     df = pd.read_csv(only_folder(tmp_path / "out") / "results.csv")
     cv = df[df["fold"].notna()]

@@ -96,7 +96,7 @@ def test_core_matches_reference(loss, offset, dtype, cache, threads):
     core = TSGCore(n_dims=3, block_size=16, kernel="rbf", gamma=0.4, labeled_loss=code("hinge"),
                    unlabeled_loss=unlabeled_code(loss), C=5.0, C_unlabeled=3.0, step=0.2, seed=99,
                    dtype=dtype, cache_features=cache, threads=threads, offset=OFFSETS[offset],
-                   label_mean=float(np.mean(y[np.unique(lab_idx)])))
+                   positive_rate=float(np.mean(y[np.unique(lab_idx)] > 0)), n_labeled=len(np.unique(lab_idx)))
     Xc = np.ascontiguousarray(X, dtype=dtype)
     with threadpool_limits(limits=1, user_api="blas"):
         assert core.train(Xc, y, lab_idx, unl_idx, 10) == (0, 6)
@@ -162,7 +162,8 @@ def test_fit_with_nan_labels_learns_from_few_labels():
     X, y, y_semi = _moons()
     X_test, y_test = make_moons(n_samples=2000, noise=0.08, random_state=1)
     y_test = np.where(y_test == 1, 1, -1)
-    clf = TSGS3VMClassifier(C=100.0, gamma=2.0, eta=100.0, batch_size=64, random_state=0).fit(X, y_semi)
+    clf = TSGS3VMClassifier(C=100.0, gamma=2.0, eta=100.0, batch_size=64, passes=1,
+                            random_state=0).fit(X, y_semi)
     assert clf.n_labeled_ == 12 and clf.n_unlabeled_ == 1188
     assert math.isclose(clf.C_unlabeled_, 100.0 * 12 / 1188)       # §6.1: C* = C n_l / n_u
     assert clf.n_iter_ == math.ceil(1188 / 64)                      # one pass over the unlabeled set
@@ -196,7 +197,7 @@ def test_any_two_label_values_and_all_labeled_input():
     labels = np.where(np.isnan(y_semi), np.nan, np.where(y_semi > 0, 2.0, 1.0))
     clf = TSGS3VMClassifier(batch_size=32, random_state=0).fit(X, labels)
     assert set(clf.classes_) == {1.0, 2.0}
-    full = TSGS3VMClassifier(batch_size=32, random_state=0).fit(X, y)   # no NaN: supervised
+    full = TSGS3VMClassifier(batch_size=32, passes=1, random_state=0).fit(X, y)   # no NaN: supervised
     assert full.n_unlabeled_ == 0 and full.C_unlabeled_ == 0.0 and full.n_iter_ == math.ceil(400 / 32)
 
 
@@ -226,28 +227,48 @@ def test_bad_params_are_clear_errors():
         TSGS3VMClassifier(C=1e12, eta=1.0, batch_size=16).fit(X, y_semi)
 
 
-def test_frs3vm_matches_a_numpy_sgd_on_fixed_features():
+@pytest.mark.parametrize("offset", ["none", "balanced"])
+def test_frs3vm_matches_a_numpy_sgd_on_fixed_features(offset):
     """One pass written out: β ← (1−γ)β − γ (2/D) Σ_i g_i cos(ω·x_i + b) over fixed (ω, b). With
-    n_l = 12 < batch_size every labeled batch is the whole labeled set (in some order)."""
-    X, y, y_semi = _moons(n=200)
-    clf = FRS3VMClassifier(C=20.0, C_unlabeled=1.0, gamma=1.0, eta=10.0, batch_size=50,
-                           n_components=24, random_state=0)
+    n_l = 26 < batch_size every labeled batch is the whole labeled set (in some order). balanced:
+    f = h + b, b from U_t (reference_s3vm.balanced_offset), and, for prediction, b solved again
+    after the last step on the pass's last batch_size rows (the last batch holds 24); 6 positive of 26 labels against about half the unlabeled rows, so the
+    balance step has work to do."""
+    X, y, y_semi = _moons(n=300, n_labeled=40)
+    y_semi[np.flatnonzero(y_semi == 1)[:14]] = np.nan
+    clf = FRS3VMClassifier(C=20.0, C_unlabeled=1.0, gamma=0.05, eta=10.0, batch_size=50,
+                           n_components=24, offset=offset, random_state=0)
     clf.begin(X, y_semi)
     unl_rows = clf._order.copy()                  # this pass's order of the unlabeled rows
-    W, b, beta = clf.W_.copy(), clf.b_.copy(), np.zeros(24)
+    W, b, beta, bias = clf.W_.copy(), clf.b_.copy(), np.zeros(24), 0.0
     np.testing.assert_allclose(W, reference.feature_block(_seed_of(clf), 0, 24, 2, gamma=clf.gamma_)[0],
                                rtol=1e-12)
     clf.run(clf.steps_per_pass)
     rows_l = np.flatnonzero(~np.isnan(y_semi))
-    assert clf.labeled_batch_size == 12 and clf.steps_per_pass == 4
-    for t in range(4):
+    nl = len(rows_l)
+    assert nl == 26 and clf.labeled_batch_size == nl and clf.steps_per_pass == 6
+    rate = np.mean(y[rows_l] > 0)
+
+    def balance(h):
+        return reference_s3vm.balanced_offset(h, rate, reference_s3vm.balance_tolerance(rate, nl, len(h)))
+
+    moved = []
+    for t in range(6):
         rows_u = unl_rows[t * 50:(t + 1) * 50]
         Z = np.cos(X[np.concatenate([rows_l, rows_u])] @ W.T + b)
         f = Z @ beta
-        g = np.concatenate([20.0 / 12 * reference_s3vm.hinge_derivative(f[:12], y[rows_l]),
-                            1.0 / len(rows_u) * reference_s3vm.unlabeled_derivative("shg", f[12:])])
+        if offset == "balanced":
+            bias = balance(f[nl:])
+            f = f + bias
+            moved.append(bias != 0.0)
+        g = np.concatenate([20.0 / nl * reference_s3vm.hinge_derivative(f[:nl], y[rows_l]),
+                            1.0 / len(rows_u) * reference_s3vm.unlabeled_derivative("shg", f[nl:])])
         beta = 0.9 * beta - 0.1 * (2.0 / 24) * (g @ Z)
+    if offset == "balanced":      # b for prediction: on the pass's last 50 (= batch_size) rows
+        bias = balance(np.cos(X[unl_rows[-50:]] @ W.T + b) @ beta)
     np.testing.assert_allclose(clf.coef_, beta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(clf.offset_, bias, rtol=1e-9, atol=1e-12)
+    assert any(moved) == (offset == "balanced"), "the balance step must act in this pass"
 
 
 def _seed_of(clf):

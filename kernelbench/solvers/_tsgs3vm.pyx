@@ -16,6 +16,9 @@ new features, constant step γ = 1/η):
     β_j       *= (1 − γ)                      for every old j                  Alg. 1 line 8
     β_new,j    = −γ · 2/F · Σ_i g_i cos(ω_j·x_i + b_j)                         Alg. 1 line 7, with
                                               φ_ω(x) = √2 cos(ω·x + b) averaged over the block
+With an offset (not in the paper) f gains + b. `balanced` sets b before line 7 so that the share
+of positive predictions on U_t stays within two standard errors of the labeled rows' positive
+rate (the class-balance constraint, tsgs3vm.py).
 Costs per iteration: one GEMM (rows × features × d) and the cos of the phases, O((|L_t| + |U_t|)
 · t F d); the total is O(m T²) as Remark 1 of the paper says.
 Inside `train`/`predict` nothing touches Python objects; errors are status codes.
@@ -24,7 +27,9 @@ import numpy as np
 
 from cython cimport floating
 from cython.parallel cimport prange, threadid
-from libc.math cimport isfinite, fabs
+from libc.math cimport isfinite, fabs, sqrt, ceil, floor
+from libc.stdlib cimport qsort
+from libc.string cimport memcpy
 from libc.stdint cimport uint64_t
 
 from kernelbench.solvers._random_features cimport feature_phases, feature_values, generate_features, KERNEL_RBF, KERNEL_LAPLACIAN
@@ -49,9 +54,61 @@ OK, DIVERGED = STATUS_OK, STATUS_DIVERGED
 cdef enum:
     OFFSET_NONE = 0        # f = Σ β_j cos(·), as the paper
     OFFSET_LEARNED = 1     # + b, an unregularised offset learned with the same step
-    OFFSET_BALANCED = 2    # + b chosen each iteration so that mean f(U_t) = mean of the labels
+    OFFSET_BALANCED = 2    # + b chosen each iteration by the class-balance constraint (below)
 
 OFFSETS = {"none": OFFSET_NONE, "learned": OFFSET_LEARNED, "balanced": OFFSET_BALANCED}
+
+
+cdef int _descending(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef double _balance_tolerance(double positive_rate, Py_ssize_t n_labeled, Py_ssize_t n_unlabeled) noexcept nogil:
+    """Two standard errors of (positive rate of n_unlabeled predictions − positive rate of
+    n_labeled labels) when both are drawn with rate `positive_rate`: how far the unlabeled rate
+    may stray before it contradicts the labeled one (a two-sample z-test at about 95 %)."""
+    return 2.0 * sqrt(positive_rate * (1.0 - positive_rate) * (1.0 / n_labeled + 1.0 / n_unlabeled))
+
+
+cdef double _balanced_offset(const double* h, Py_ssize_t n, double positive_rate, double tol,
+                             double* scratch) noexcept nogil:
+    """The offset b that keeps the class balance on n ≥ 1 unlabeled outputs h: 0 when the share
+    of h_i > 0 lies within positive_rate ± tol, else the threshold that brings the count of
+    positives h_i + b > 0 to the nearer end of that band, k, placed halfway between the k-th and
+    (k+1)-th largest h (a point at ±1 beyond the ends). `scratch` holds n doubles."""
+    cdef Py_ssize_t i, k, positives = 0
+    cdef double low = ceil((positive_rate - tol) * n - 1e-9), high = floor((positive_rate + tol) * n + 1e-9)
+    cdef double above, below
+    for i in range(n):
+        if h[i] > 0.0:
+            positives += 1
+    if low <= positives <= high:
+        return 0.0
+    k = <Py_ssize_t>(low if positives < low else high)
+    k = min(max(k, 0), n)
+    memcpy(scratch, h, n * sizeof(double))
+    qsort(scratch, n, sizeof(double), _descending)
+    above = scratch[k - 1] if k > 0 else scratch[0] + 2.0      # the k-th largest
+    below = scratch[k] if k < n else scratch[n - 1] - 2.0       # the (k+1)-th largest
+    return -0.5 * (above + below)
+
+
+def balance_tolerance(double positive_rate, Py_ssize_t n_labeled, Py_ssize_t n_unlabeled):
+    """The half-width of the class-balance band (see _balance_tolerance)."""
+    return _balance_tolerance(positive_rate, n_labeled, n_unlabeled)
+
+
+def balanced_offset(h, double positive_rate, double tol):
+    """b keeping the share of h + b > 0 within positive_rate ± tol over the 1-D array h (see
+    _balanced_offset): the one implementation of the class-balance constraint, also used by
+    FRS3VM and BGS3VM (tsgs3vm.py, bgs3vm.py)."""
+    cdef const double[::1] v = np.ascontiguousarray(h, dtype=np.float64)
+    if v.shape[0] == 0:
+        raise ValueError("the class-balance constraint needs at least one unlabeled value")
+    cdef double[::1] scratch = np.empty(v.shape[0])
+    return _balanced_offset(&v[0], v.shape[0], positive_rate, tol, &scratch[0])
+
 
 cdef Py_ssize_t FEATURE_CHUNK = 1024   # features per GEMM/cos chunk (the Z buffer stays in cache)
 cdef Py_ssize_t ROW_CHUNK = 128        # rows per OpenMP work item
@@ -108,14 +165,14 @@ cdef class TSGCore:
     cdef public int kernel, labeled_loss, unlabeled_loss, threads
     cdef public bint cache_features
     cdef public int offset
-    cdef public Py_ssize_t n_dims, block_size, n_blocks, n_iter
-    cdef public double gamma, step, C, C_unlabeled, scale, f_bound, bias, label_mean
+    cdef public Py_ssize_t n_dims, block_size, n_blocks, n_iter, n_labeled
+    cdef public double gamma, step, C, C_unlabeled, scale, f_bound, bias, positive_rate
     cdef public uint64_t seed
     cdef public object R, W, b
 
     def __init__(self, *, n_dims, block_size, kernel, gamma, labeled_loss, unlabeled_loss, C,
                  C_unlabeled, step, seed, dtype, cache_features, threads, f_bound=1e300,
-                 offset=OFFSET_NONE, label_mean=0.0):
+                 offset=OFFSET_NONE, positive_rate=0.5, n_labeled=0):
         self.n_dims, self.block_size = n_dims, block_size
         self.kernel = {"rbf": KERNEL_RBF, "laplacian": KERNEL_LAPLACIAN}[kernel]
         self.gamma, self.step, self.C, self.C_unlabeled = gamma, step, C, C_unlabeled
@@ -124,7 +181,10 @@ cdef class TSGCore:
         self.dtype = np.dtype(dtype)
         self.cache_features, self.threads, self.f_bound = cache_features, threads, f_bound
         # f(x) = b + Σ β_j cos(·); b is not in the paper (see tsgs3vm.py, `offset`)
-        self.offset, self.label_mean = offset, label_mean
+        if offset == OFFSET_BALANCED and not (n_labeled >= 1 and 0.0 < positive_rate < 1.0):
+            raise ValueError("the balanced offset needs labeled rows of both classes: n_labeled >= 1 "
+                             f"and 0 < positive_rate < 1, got {n_labeled} and {positive_rate}")
+        self.offset, self.positive_rate, self.n_labeled = offset, positive_rate, n_labeled
         self.bias = 0.0
         self.n_blocks = 0
         self.n_iter = 0
@@ -234,6 +294,7 @@ cdef tuple _train_impl(TSGCore core, const floating* X, const double[::1] Y,
     cdef floating[:, ::1] Xb = np.empty((max(max_rows, 1), d), dtype=core.dtype)
     cdef double[::1] Fx = np.empty(max(max_rows, 1))
     cdef double[::1] G = np.empty(max(max_rows, 1))
+    cdef double[::1] Hs = np.empty(max(unl_batch, 1))              # the balance step's sort buffer
     cdef floating[::1] Z = np.empty(max(core.threads * ROW_CHUNK * FEATURE_CHUNK, max_rows * Fb),
                                     dtype=core.dtype)
     cdef floating[:, ::1] Wbuf = np.empty((max(FEATURE_CHUNK, Fb), d), dtype=core.dtype)
@@ -248,7 +309,8 @@ cdef tuple _train_impl(TSGCore core, const floating* X, const double[::1] Y,
     if core.cache_features:
         Wc, bc = core.W, core.b
         Wp, bp = &Wc[0, 0], &bc[0]
-    cdef Py_ssize_t t, i, j, m, row, nu, nb, u0
+    cdef Py_ssize_t t, i, j, m, row, nu = 0, nb = nl, u0
+    cdef bint balancing = False
     cdef double step = core.step, shrink = 1.0 - core.step, acc, coef_scale
     cdef double wl = core.C / nl if nl > 0 else 0.0, wu
     cdef double scale = core.scale, bias = core.bias
@@ -268,11 +330,10 @@ cdef tuple _train_impl(TSGCore core, const floating* X, const double[::1] Y,
             m = blocks * Fb
             _accumulate(&Xb[0, 0], nb, d, Wp, bp, core.seed, Fb, core.kernel, core.gamma,
                         &R[0], m, scale, &Wbuf[0, 0], &bbuf[0], &Z[0], &Fx[0], threads)  # lines 5-6
-            if core.offset == OFFSET_BALANCED and nu > 0:             # mean f(U_t) = mean y_L
-                acc = 0.0
-                for i in range(nl, nb):
-                    acc = acc + Fx[i]
-                bias = core.label_mean - acc / nu
+            balancing = core.offset == OFFSET_BALANCED and nu > 0
+            if balancing:                                             # class balance on U_t
+                bias = _balanced_offset(&Fx[nl], nu, core.positive_rate,
+                                        _balance_tolerance(core.positive_rate, core.n_labeled, nu), &Hs[0])
             for i in range(nb):
                 Fx[i] = Fx[i] + bias
             for i in range(nb):

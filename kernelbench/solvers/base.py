@@ -195,9 +195,10 @@ class Solver(Declared, BaseEstimator):
 
     # ---- scikit-learn API ----------------------------------------------------------------
     def fit(self, X, y):
-        """begin, `passes` passes (one where the solver has no `passes` parameter), finish."""
+        """begin, `passes` passes (one where the solver has no `passes` parameter; `passes_` where
+        begin resolved a `passes: auto`), finish."""
         self.begin(X, y)
-        passes = self.passes if "passes" in self.parameters else 1
+        passes = getattr(self, "passes_", self.passes if "passes" in self.parameters else 1)
         self.run(math.ceil(passes * self.steps_per_pass))
         return self.finish()
 

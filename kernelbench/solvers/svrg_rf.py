@@ -138,10 +138,11 @@ class _SVRGRFBase(IterativeEstimator):
         return beta[0] if beta.shape[0] == 1 else beta
 
     def working_set(self) -> list:
-        """The training data and Z, then what every step reads: β, the snapshot's mean gradient
-        μ and its per-sample gradients."""
+        """What every step reads: the feature matrix Z (not X: it is read once, to build Z), the
+        targets and pass order, β, the snapshot's mean gradient μ and per-sample gradients."""
         core = self.core_
-        return super().working_set() + [a for a in (core.beta, core.mu, core.gsnap) if isinstance(a, np.ndarray)]
+        state = (self._Z, self._train_Y, self._order, core.beta, core.mu, core.gsnap)
+        return [a for a in state if isinstance(a, np.ndarray)]
 
     def record(self) -> dict:
         return {**super().record(), "n_features": self.n_random_features_}

@@ -39,7 +39,9 @@ def test_a_non_finite_objective_is_divergence_for_any_algorithm(tmp_path, monkey
     monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
     monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
     monkeypatch.setattr(DSGClassifier, "objective", lambda self, X, y: float("nan"))
-    cfg = config_from_dict({"dataset": {"name": "digits86"}, "algorithm": {"name": "dsg"},
+    # step and t0 given: the auto schedule's pilot compares objectives, which are all NaN here
+    cfg = config_from_dict({"dataset": {"name": "digits86"},
+                            "algorithm": {"name": "dsg", "params": {"step": 1000.0, "t0": 100.0}},
                             "stop": {"passes": 1}, "evaluate": {"every": 1, "on": ["objective"]}})
     folder = run_experiment(cfg, out_dir=tmp_path / "out", quiet=True)
     df = pd.read_csv(folder / "results.csv")

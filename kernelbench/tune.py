@@ -1,0 +1,315 @@
+"""`kernelbench tune CONFIG`: one model-selection path for every algorithm and dataset (DESIGN.md §7e).
+
+    settings   sampled from the config's `search:` space, or the algorithm's declared one
+               (kernelbench/search.py), by Optuna's TPE sampler (seeded; the config's own
+               parameters are the first setting tried);
+    validation on the training part only, never the test part: a held-out fraction or k folds of
+               it (`tune.validation`); with `dataset.labeled`, of the labeled rows only -- a user
+               has no other labels -- while every unlabeled row stays in training. The papers'
+               protocol (held-out *unlabeled* folds scored with their true labels) is
+               `validation: paper`, for reproduction;
+    budgets    (the config's `stop` unit; a pass means one over the whole training part, whatever
+               rows a split trains on: see same_training) synchronous successive halving (Jamieson & Talwalkar 2016; Hyperband's brackets,
+               Li et al. 2018): a bracket trains eta^(rungs-1) settings at stop / eta^(rungs-1),
+               keeps the best 1/eta at eta× that budget, ..., the last at the config's full `stop`.
+               Brackets repeat until `--budget` time or `--candidates` settings are spent (the
+               time is checked between rungs); then `refine` settings around the best are trained
+               at the full budget;
+    output     every (setting, budget, fold) cell a row of results.csv (params, budget, validation
+               error in the test_* column); run.json lists the settings; the best is written as a
+               runnable config (<run folder>/<name>.tuned.yaml) and refitted on the whole training
+               part, `trials` times, scored on the test part (rows with an empty fold); search.png
+               plots validation error against budget for every setting.
+
+Why Optuna's sampler and our own halving: the rungs run as batches on the runner's executors
+(joblib processes or a Dask cluster), and Optuna's SuccessiveHalvingPruner is asynchronous -- it
+promotes a trial against whichever trials reported before it, so in a batch its decisions depend on
+the order of the calls; keeping the best 1/eta of a finished rung is the synchronous rule and
+takes a few lines. scikit-learn's HalvingRandomSearchCV has neither a time budget, nor resume,
+nor our results rows. Resume replays: the sampler is seeded and told the rungs' results in a fixed
+order, so a resumed tune asks for the same settings, and the cells already in results.csv are
+not trained again.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from kernelbench import semisupervised
+from kernelbench.config import ExperimentConfig, StopConfig, TagsConfig, TuneConfig, config_to_dict
+from kernelbench.errors import ConfigError, DataError
+from kernelbench.results import atomic_write_text, cell_key, read_results
+from kernelbench.search import data_scales, default_space, inside, optuna_distributions, space_to_dict
+
+DEFAULT_CANDIDATES = 27        # settings tried when neither a time budget nor a count is given
+
+
+def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None, resume=False,
+         execution=None) -> Path:
+    """Search `cfg`'s space (see the module docstring); returns the run folder."""
+    import optuna
+
+    from kernelbench.runner import Cell, Execution, _execute, _final_rows, _open_run, _describe, \
+        _determinism, prepare_experiment
+
+    execution = execution or Execution()
+    execution.show = not quiet and sys.stderr.isatty()
+    if cfg.dataset.test == "none":
+        raise ConfigError("dataset.test: tune refits the best setting and scores it on the test part; "
+                          "set dataset.test to 'official' or a fraction")
+    if cfg.grid:
+        print(f"kernelbench: tune searches `search:` around algorithm.params; the config's grid "
+              f"({', '.join(cfg.grid)}) is not used", file=sys.stderr)
+    # A tune is its own experiment (<name>.tune), untagged: its refit is not the paper's run, and
+    # figures and the report select by tags. The tuned config keeps the tags.
+    tags = cfg.tags
+    cfg = replace(cfg, name=f"{cfg.name}.tune"[:100], tags=TagsConfig(), grid={})
+    prepared = prepare_experiment(cfg, progress=execution.show)
+    data, spec = prepared.data, prepared.spec
+    settings = cfg.tune
+    space = cfg.search or default_space(spec.parameters)
+    if not space:
+        raise ConfigError(f"search: algorithm {spec.name!r} declares no search space; give one, e.g. "
+                          "search: {C: {log-uniform: [0.01, 10000]}}")
+    regression = data.task == "regression"
+    metric = "test_mse" if regression else "test_error"
+    splits = validation_splits(prepared, cfg)
+    scales = data_scales(space, data.X_train, cfg.algorithm.params, cfg.seed)
+    distributions = optuna_distributions(space, scales)
+    rungs = rung_budgets(cfg.stop, settings)
+    eta = settings.eta
+    refine = eta if settings.refine is None else settings.refine
+    limit = settings.candidates or (None if settings.budget else DEFAULT_CANDIDATES)
+    n_train = data.X_train.shape[0]
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=cfg.seed),
+                                direction="minimize")
+    first = inside(space, scales, cfg.algorithm.params)
+    if first:
+        study.enqueue_trial(first)              # the config's own setting is the first one tried
+
+    defaults = spec.defaults()
+    base = dict(cfg.algorithm.params)
+    table: dict[int, dict] = {}                 # trial number -> {params, scores by budget}
+    total = (limit or 0) * len(splits)
+    with _open_run(cfg, out_dir, command, resume, total_cells=total + cfg.trials) as (run, done):
+        spent_before = float(run.meta.get("search_seconds") or 0.0)
+        started = time.monotonic()
+        run.update_meta(dataset=_describe(data), determinism=_determinism(prepared),
+                        labeled=prepared.labeled, search_space=space_to_dict(space),
+                        search_scales=scales, validation=_validation_name(prepared, settings),
+                        folds=len(splits), rungs=[b for _, b in rungs], eta=eta)
+
+        def elapsed() -> float:
+            return spent_before + time.monotonic() - started
+
+        def out_of_time() -> bool:
+            return settings.budget is not None and elapsed() >= settings.budget
+
+        def evaluate(trials, k, desc):
+            """Train `trials` at rung k on every split; their mean validation scores."""
+            stop, budget = rungs[k]
+            cells = [Cell(params={**base, **t.params}, trial=t.number, seed=cfg.seed, fold=i,
+                          train_rows=tr, valid_rows=va, labeled_rows=lab, on=(metric,), curve=False,
+                          stop=same_training(stop, n_train, len(tr)), budget=budget)
+                     for t in trials for i, (tr, va, lab) in enumerate(splits)]
+            _execute(prepared, cells, cfg, run, done, execution, desc=desc)
+            finals = {cell_key(r["params"], r["trial"], r["fold"], r.get("budget")): r
+                      for r in _final_rows(run)}
+            scores = []
+            for t in trials:
+                rows = [finals.get(c.key(defaults)) for c in cells if c.trial == t.number]
+                values = [float(r[metric]) if r and r.get("status") == "ok" and r.get(metric) is not None
+                          else math.inf for r in rows]          # diverged / failed: the worst
+                score = float(np.mean(values))
+                scores.append(score)
+                table.setdefault(t.number, {"params": dict(t.params), "scores": {}})["scores"][budget] = score
+            run.update_meta(search_seconds=elapsed(), settings=_settings_table(table))
+            return scores
+
+        asked = 0
+        bracket = 0
+        while (limit is None or asked < limit) and not out_of_time():
+            size = eta ** (len(rungs) - 1)
+            if limit is not None:
+                size = min(size, limit - asked)
+            trials = [study.ask(distributions) for _ in range(size)]
+            asked += size
+            for k in range(len(rungs)):
+                scores = evaluate(trials, k, f"bracket {bracket} rung {k}")
+                for t, score in zip(trials, scores):
+                    t.report(_finite(score), step=k)      # the sampler learns from pruned ones too
+                if k == len(rungs) - 1:
+                    for t, score in zip(trials, scores):
+                        study.tell(t, _finite(score))
+                    trials = []
+                    break
+                keep = max(1, math.ceil(len(trials) / eta))     # synchronous halving: the best 1/eta
+                order = np.argsort(scores, kind="stable")
+                for i in order[keep:]:
+                    study.tell(trials[i], state=optuna.trial.TrialState.PRUNED)
+                trials = [trials[i] for i in sorted(order[:keep])]
+                if out_of_time():
+                    break
+            for t in trials:                                # the budget ended mid-bracket
+                study.tell(t, state=optuna.trial.TrialState.PRUNED)
+            bracket += 1
+
+        full = rungs[-1][1]
+        finished = {n: row for n, row in table.items() if full in row["scores"]}
+        if refine and finished:                              # local refinement around the best
+            best_number = min(finished, key=lambda n: finished[n]["scores"][full])
+            rng = np.random.default_rng(cfg.seed + 7919 * bracket)
+            for _ in range(refine):
+                study.enqueue_trial({name: space[name].around(value, scales, rng, width=0.25)
+                                     for name, value in finished[best_number]["params"].items()})
+            trials = [study.ask(distributions) for _ in range(refine)]
+            for t, score in zip(trials, evaluate(trials, len(rungs) - 1, "refine")):
+                study.tell(t, _finite(score))
+            finished = {n: row for n, row in table.items() if full in row["scores"]}
+        if not finished or not any(math.isfinite(r["scores"][full]) for r in finished.values()):
+            run.finish("failed", settings=_settings_table(table),
+                       error="no setting finished its full budget with a finite validation error")
+            raise DataError("no setting finished its full budget with a finite validation error (see "
+                            f"{run.results_path}); raise --budget, or narrow `search:` away from "
+                            "settings that diverge")
+        best_number = min(finished, key=lambda n: finished[n]["scores"][full])
+        best = {"trial": best_number, "params": finished[best_number]["params"],
+                f"validation_{metric[5:]}": finished[best_number]["scores"][full]}
+        tuned_path = write_tuned_config(replace(cfg, name=cfg.name[:-len(".tune")], tags=tags),
+                                        best["params"], run.path)
+
+        refit_cells = [Cell(params={**base, **best["params"]}, trial=trial, seed=cfg.seed + trial,
+                            every=cfg.evaluate.every, on=cfg.evaluate.on)
+                       for trial in range(cfg.trials)]
+        _execute(prepared, refit_cells, cfg, run, done, execution, desc="refit")
+        refit = [{k: r.get(k) for k in ("trial", "status", "test_error", "test_mse", "train_seconds")}
+                 for r in _final_rows(run) if r.get("fold") is None and r.get("budget") is None]
+        _plot_search(run.path, metric)
+        run.finish("finished", settings=_settings_table(table), best=best, refit=refit,
+                   tuned_config=str(tuned_path), search_seconds=elapsed())
+    return run.path
+
+
+# ---- pieces ---------------------------------------------------------------------------------------
+
+def rung_budgets(stop: StopConfig, settings: TuneConfig) -> list[tuple[StopConfig, float]]:
+    """(stop rule, budget in the config's unit) of each rung, smallest first: the config's `stop`
+    scaled by eta^-(rungs-1), ..., 1. The unit is passes, else iterations, else seconds."""
+    out = []
+    for k in reversed(range(settings.rungs)):
+        factor = settings.eta ** -k
+        passes = None if stop.passes is None else stop.passes * factor
+        iterations = None if stop.iterations is None else max(1, math.ceil(stop.iterations * factor))
+        seconds = None if stop.seconds is None else stop.seconds * factor
+        scaled = StopConfig(passes=passes, iterations=iterations, seconds=seconds)
+        budget = next(v for v in (passes, iterations, seconds) if v is not None)
+        out.append((scaled, float(budget)))
+    return out
+
+
+def same_training(stop: StopConfig, n_train: int, n_split: int) -> StopConfig:
+    """A budget in passes means passes over the whole training part, as the final run makes: a
+    split that trains on fewer rows makes proportionally more passes, so that it takes as many
+    steps as the final run (step schedules, feature counts and averaging depend on the step
+    count, not on the split's size; e.g. the papers' protocol trains on a fifth of the
+    unlabeled rows)."""
+    if stop.passes is None or n_split >= n_train:
+        return stop
+    return replace(stop, passes=stop.passes * n_train / n_split)
+
+
+def validation_splits(prepared, cfg: ExperimentConfig) -> list[tuple]:
+    """(train_rows, valid_rows, labeled_rows) of each validation split, indices into the
+    training part; labeled_rows None for supervised data. Never the test part."""
+    from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+
+    settings, y = cfg.tune, prepared.data.y_train
+    validation = _validation_name(prepared, settings)
+    classify = prepared.data.task != "regression"
+    if prepared.labeled is not None:
+        if validation == "paper":
+            return semisupervised.paper_folds(y, prepared.labeled, cfg.cv, cfg.seed)
+        folds = cfg.cv if validation == "cv" else None
+        return semisupervised.labeled_splits(y, prepared.labeled, cfg.seed, folds=folds,
+                                             holdout=settings.holdout)
+    if validation == "paper":
+        raise ConfigError("tune.validation: paper is the semi-supervised papers' protocol; it needs "
+                          "dataset.labeled. Use holdout or cv")
+    if classify and np.min(np.unique(y, return_counts=True)[1]) < max(2, cfg.cv if validation == "cv" else 2):
+        raise DataError(f"dataset {prepared.data.name!r}: a class has too few rows to hold some out; "
+                        "use more data or fewer folds (cv)")
+    n = len(y)
+    if not settings.shuffle:           # time-ordered data: contiguous parts in file order
+        if validation == "cv":
+            return [(np.setdiff1d(np.arange(n), va), va, None) for va in np.array_split(np.arange(n), cfg.cv)]
+        cut = n - max(1, int(round(settings.holdout * n)))
+        return [(np.arange(cut), np.arange(cut, n), None)]
+    if validation == "cv":
+        splitter = (StratifiedKFold if classify else KFold)(n_splits=cfg.cv, shuffle=True,
+                                                            random_state=cfg.seed)
+    else:
+        splitter = (StratifiedShuffleSplit if classify else ShuffleSplit)(
+            n_splits=1, test_size=settings.holdout, random_state=cfg.seed)
+    return [(np.sort(tr), np.sort(va), None) for tr, va in splitter.split(np.zeros(n), y)]
+
+
+def _validation_name(prepared, settings: TuneConfig) -> str:
+    if settings.validation is not None:
+        return settings.validation
+    return "cv" if prepared.labeled is not None else "holdout"
+
+
+def write_tuned_config(cfg: ExperimentConfig, params: dict, folder: Path) -> Path:
+    """The config with the best setting written into algorithm.params, runnable with
+    `kernelbench run` (its search and tune sections dropped)."""
+    import yaml
+
+    data = config_to_dict(cfg)
+    data.pop("search", None)
+    data.pop("tune", None)
+    data["grid"] = {}
+    data["name"] = f"{cfg.name}.tuned"
+    data["algorithm"]["params"].update({k: _plain(v) for k, v in params.items()})
+    path = Path(folder) / f"{cfg.name}.tuned.yaml"
+    header = (f"# The setting `kernelbench tune` chose for {cfg.source or cfg.name} (validation on the "
+              "training part only);\n# run it with: kernelbench run " + str(path) + "\n")
+    atomic_write_text(path, header + yaml.safe_dump(copy.deepcopy(data), sort_keys=False))
+    return path
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _finite(score: float) -> float:
+    """Optuna is told a finite number: a diverged or failed setting counts as the worst error."""
+    return score if math.isfinite(score) else 1e300
+
+
+def _settings_table(table: dict) -> list[dict]:
+    return [{"trial": n, "params": row["params"],
+             "scores": {f"{b:g}": (s if math.isfinite(s) else None) for b, s in row["scores"].items()}}
+            for n, row in sorted(table.items())]
+
+
+def _plot_search(folder: Path, metric: str) -> None:
+    """search.png: validation error against budget, a line per setting (the survivors of each
+    rung go on to the right)."""
+    from kernelbench.figures.tune_search import search_figure
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = search_figure(read_results(folder), metric)
+    if fig is not None:
+        fig.savefig(Path(folder) / "search.png", dpi=120, bbox_inches="tight")
+        plt.close(fig)
