@@ -38,7 +38,7 @@ from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
 from kernelbench.registry import AlgorithmSpec, algorithms
 from kernelbench.results import Run, cell_key, final_rows, read_results
-from kernelbench.search import data_scales, default_space, grid_from_space
+from kernelbench.search import grid_from_space, resolve_space
 from kernelbench.solvers.base import BudgetExceededError, DivergenceError, blas_threads, resolve_threads
 
 EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
@@ -185,8 +185,8 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
     prepared = prepare_experiment(cfg, progress=execution.show)
     data = prepared.data
     if not cfg.grid:        # the config's `search:` or the algorithm's declared space, as a grid
-        space = cfg.search or default_space(prepared.spec.parameters)
-        scales = data_scales(space, data.X_train, cfg.algorithm.params, cfg.seed)
+        space, scales = resolve_space(cfg.search, prepared.spec.parameters, data.X_train,
+                                      cfg.algorithm.params, cfg.seed)
         cfg = replace(cfg, grid=grid_from_space(space, scales))
     regression = data.task == "regression"
     metric = "test_mse" if regression else "test_error"

@@ -201,6 +201,13 @@ def inside(space: dict, scales: dict, params: dict) -> dict:
     return out
 
 
+def resolve_space(search: dict, parameters: dict, X, params: dict, seed: int) -> tuple[dict, dict]:
+    """(space, scales): a config's `search:` or else the declared space, and the data scales it
+    refers to, computed on the training part X."""
+    space = search or default_space(parameters)
+    return space, data_scales(space, X, params, seed)
+
+
 def grid_from_space(space: dict, scales: dict, points: int = GRID_POINTS) -> dict:
     """An explicit grid over a space: `points` values per range (geometric for log-uniform)."""
     return {name: d.grid(scales, points) for name, d in space.items()}

@@ -32,7 +32,6 @@ not trained again.
 """
 from __future__ import annotations
 
-import copy
 import math
 import sys
 import time
@@ -45,7 +44,7 @@ from kernelbench import semisupervised
 from kernelbench.config import ExperimentConfig, StopConfig, TagsConfig, TuneConfig, config_to_dict
 from kernelbench.errors import ConfigError, DataError
 from kernelbench.results import atomic_write_text, cell_key, read_results
-from kernelbench.search import data_scales, default_space, inside, optuna_distributions, space_to_dict
+from kernelbench.search import inside, optuna_distributions, resolve_space, space_to_dict
 
 DEFAULT_CANDIDATES = 27        # settings tried when neither a time budget nor a count is given
 
@@ -73,14 +72,14 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
     prepared = prepare_experiment(cfg, progress=execution.show)
     data, spec = prepared.data, prepared.spec
     settings = cfg.tune
-    space = cfg.search or default_space(spec.parameters)
+    space, scales = resolve_space(cfg.search, spec.parameters, data.X_train, cfg.algorithm.params,
+                                  cfg.seed)
     if not space:
         raise ConfigError(f"search: algorithm {spec.name!r} declares no search space; give one, e.g. "
                           "search: {C: {log-uniform: [0.01, 10000]}}")
     regression = data.task == "regression"
     metric = "test_mse" if regression else "test_error"
     splits = validation_splits(prepared, cfg)
-    scales = data_scales(space, data.X_train, cfg.algorithm.params, cfg.seed)
     distributions = optuna_distributions(space, scales)
     rungs = rung_budgets(cfg.stop, settings)
     eta = settings.eta
@@ -272,21 +271,17 @@ def write_tuned_config(cfg: ExperimentConfig, params: dict, folder: Path) -> Pat
     `kernelbench run` (its search and tune sections dropped)."""
     import yaml
 
-    data = config_to_dict(cfg)
+    chosen = replace(cfg, algorithm=replace(cfg.algorithm, params={**cfg.algorithm.params, **params}))
+    data = config_to_dict(chosen)
     data.pop("search", None)
     data.pop("tune", None)
     data["grid"] = {}
     data["name"] = f"{cfg.name}.tuned"
-    data["algorithm"]["params"].update({k: _plain(v) for k, v in params.items()})
     path = Path(folder) / f"{cfg.name}.tuned.yaml"
     header = (f"# The setting `kernelbench tune` chose for {cfg.source or cfg.name} (validation on the "
               "training part only);\n# run it with: kernelbench run " + str(path) + "\n")
-    atomic_write_text(path, header + yaml.safe_dump(copy.deepcopy(data), sort_keys=False))
+    atomic_write_text(path, header + yaml.safe_dump(data, sort_keys=False))
     return path
-
-
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _finite(score: float) -> float:
