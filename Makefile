@@ -9,7 +9,7 @@ export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 STAMP   := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
-.PHONY: install demo test bench figures report clean
+.PHONY: install demo test bench figures report reproduce clean
 
 install: $(STAMP)
 
@@ -26,8 +26,6 @@ test: install
 	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: install
-	$(BIN)/python -c "import sklearnex" 2>/dev/null || $(BIN)/python -m pip install -e ".[test,bench]" \
-	  || echo "make bench: scikit-learn-intelex did not install; bench_fullscale.py runs without oneDAL's SVC"
 	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done
 
 figures: install
@@ -38,3 +36,7 @@ clean:
 
 report: install
 	$(BIN)/kernelbench report results --out results
+
+# make reproduce PAPER=geng2019: its configs (those whose data is here, not done yet), figures, report
+reproduce: install
+	$(BIN)/kernelbench reproduce $(PAPER) --out results

@@ -198,6 +198,37 @@ def tune(
     typer.echo(f"results: {path / 'results.csv'}")
 
 
+@app.command()
+def reproduce(
+    paper: Optional[str] = typer.Argument(None, help="geng2019, dai2014, gu2018, li2016 or glasmachers2019"),
+    list_: bool = typer.Option(False, "--list", help="print the paper × figure/table × dataset × algorithm "
+                                                     "matrix and what is runnable here, run nothing"),
+    configs: Path = typer.Option(Path("configs"), "--configs", help="folder of the papers' configs"),
+    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders, figures and report"),
+    budget: Optional[str] = typer.Option(None, "--budget", help="start experiments only within this time, e.g. 2h "
+                                                                "(the rest: the same command again)"),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="cells of each experiment in parallel processes; 0 = one per core"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+):
+    """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed),
+    then its figures and report section; --list shows the whole matrix."""
+    from kernelbench.config import parse_duration
+    from kernelbench.reproduce import matrix, reproduce as reproduce_paper
+
+    if list_:
+        typer.echo(matrix(paper, configs, out))
+        return
+    if paper is None:
+        raise ConfigError("name a paper (geng2019, dai2014, gu2018, li2016, glasmachers2019), or use --list")
+    try:
+        reproduce_paper(paper, configs_dir=configs, out_dir=out,
+                        budget=parse_duration(budget, "--budget") if budget else None,
+                        execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo)
+    except KeyboardInterrupt as e:
+        _exit_interrupted(e)
+
+
 @app.command("algorithms")
 def list_algorithms(
     markdown: bool = typer.Option(False, "--markdown", help="the README's parameter tables"),

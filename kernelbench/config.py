@@ -196,9 +196,21 @@ class AlgorithmConfig:
 
 @dataclass(frozen=True)
 class StopConfig:
-    passes: float | None = 1.0
+    """When a run stops. All unset (a config without `stop`): as the estimator's own `fit`, i.e. its
+    `passes` parameter (`auto`: the data-driven count it resolves at begin). `fraction` (not a config
+    key) scales that count: tune's rungs on a config without `stop`."""
+    passes: float | None = None
     iterations: int | None = None
     seconds: float | None = None
+    fraction: float | None = None
+
+    @property
+    def as_fit(self) -> bool:
+        return self.passes is None and self.iterations is None and self.seconds is None
+
+    def as_dict(self) -> dict:
+        """The config keys that are set (config_to_dict)."""
+        return {key: getattr(self, key) for key in STOP_KEYS if getattr(self, key) is not None}
 
 
 @dataclass(frozen=True)
@@ -311,7 +323,7 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
         "cv": cfg.cv,
         "trials": cfg.trials,
         "seed": cfg.seed,
-        "stop": {f.name: getattr(cfg.stop, f.name) for f in dataclasses.fields(cfg.stop)},
+        **({"stop": cfg.stop.as_dict()} if not cfg.stop.as_fit else {}),
         "evaluate": {"every": cfg.evaluate.every, "on": list(cfg.evaluate.on)},
         "tags": cfg.tags.as_dict(),
         **({"search": space_to_dict(cfg.search)} if cfg.search else {}),
@@ -761,8 +773,8 @@ def _validate_stop(raw) -> StopConfig:
         if seconds <= 0:
             _fail("stop.seconds", f"must be > 0, got {seconds}")
     if passes is None and iterations is None and seconds is None:
-        _fail("stop", f"set at least one of {', '.join(STOP_KEYS)} (or leave `stop` out for "
-                      f"passes: 1)")
+        _fail("stop", f"set at least one of {', '.join(STOP_KEYS)} (or leave `stop` out to train as "
+                      f"the algorithm's fit does: its `passes`)")
     return StopConfig(passes=passes, iterations=iterations, seconds=seconds)
 
 

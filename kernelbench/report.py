@@ -3,7 +3,9 @@
 The published values are data, typed in from the papers (../shared/papers) once, here. "Ours" is
 the mean ± std over the finished cells (last row of each trial, test split, status ok) of every
 results.csv found, of the runs tagged with the entry's paper (and figure or table, where the entry
-names one), matching the entry's dataset, algorithm and parameters.
+names one), matching the entry's dataset, algorithm and parameters; the row names those runs'
+folders. Runs whose resolved settings differ (parameters, data, stop rule) are never pooled into one
+number: the row says which experiments collide and on what (`pooling_conflict`).
 """
 from __future__ import annotations
 
@@ -158,6 +160,34 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
     return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
 
 
+def _setting(params: str, config: str) -> str:
+    """What a number measures, beyond the entry's own filter: the resolved algorithm parameters and
+    the run's data and stop rule (from its run.json; seeds and trial counts may differ)."""
+    setting = {"params": json.loads(params) if params else {}}
+    if config:
+        resolved = json.loads(config)
+        setting.update(dataset=resolved.get("dataset"), stop=resolved.get("stop"))
+    return json.dumps(setting, sort_keys=True)
+
+
+def pooling_conflict(rows: pd.DataFrame) -> str | None:
+    """Why these rows must not be pooled into one number (None when they may): they come from runs
+    whose resolved settings differ, e.g. two configs tagged for the same panel with other losses.
+    The message names each setting's experiments and what differs."""
+    if rows.empty:
+        return None
+    configs = rows["config"] if "config" in rows else pd.Series([""] * len(rows), index=rows.index)
+    settings = pd.Series([_setting(p, c) for p, c in zip(rows["params"], configs)], index=rows.index)
+    if settings.nunique() < 2:
+        return None
+    parsed = [json.loads(s) for s in settings.unique()]
+    flat = [{f"{part}.{k}": v for part, values in s.items() for k, v in (values or {}).items()} for s in parsed]
+    differ = sorted(k for k in set().union(*flat) if len({json.dumps(f.get(k)) for f in flat}) > 1)
+    groups = [", ".join(sorted(set(rows.loc[settings == s, "experiment"]))) for s in settings.unique()]
+    return (f"not pooled: {len(groups)} settings differ in {', '.join(differ)} ({' | '.join(groups)}); "
+            "report one of them (kernelbench report <run folder>) or tag them apart")
+
+
 def _machines(folders) -> list[str]:
     seen = []
     for folder in folders:
@@ -171,8 +201,11 @@ def _machines(folders) -> list[str]:
     return seen
 
 
-def build_report(results_dirs) -> tuple[str, list[dict]]:
-    """(markdown, table rows) for every published entry, ours where results exist."""
+def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[dict]]:
+    """(markdown, table rows) for every published entry (of one paper: its tag, e.g. "gu2018"),
+    ours where results exist."""
+    entries = [e for e in PUBLISHED if paper is None or PAPER_TAGS[e.paper] == paper]
+    untabulated = {p: why for p, why in NOT_TABULATED.items() if paper is None or PAPER_TAGS[p] == paper}
     frames = [collect_results(d) for d in results_dirs]
     frames = [f for f in frames if not f.empty]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -180,37 +213,41 @@ def build_report(results_dirs) -> tuple[str, list[dict]]:
     # smoke runs are already left out by collect_results
     final = final_rows(df, statuses=("ok",), old_runs=True)
     table = []
-    for e in PUBLISHED:
+    for e in entries:
         if e.metric.startswith("improvement_vs_gss:"):
             rows = _matches(final, replace(e, params={**e.params, "merge": e.metric.split(":", 1)[1]})
                             ) if len(final) else final
         else:
             rows = _matches(final, e) if len(final) else final
-        values = _values(rows, e.metric, final, e) if len(rows) else np.array([])
+        conflict = pooling_conflict(rows) if len(rows) else None
+        values = _values(rows, e.metric, final, e) if len(rows) and not conflict else np.array([])
         ours = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
-        machines = _machines(folder_of[r] for r in sorted(set(rows["run_id"])) if r in folder_of) if ours else []
+        runs = sorted(set(rows["run_id"])) if len(rows) else []
+        machines = _machines(folder_of[r] for r in runs if r in folder_of) if ours else []
         table.append({"paper": e.paper, "where": e.where, "dataset": e.dataset, "algorithm": e.algorithm,
                       "params": e.params, "metric": e.metric, "published": e.value, "published_std": e.std,
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
-                      "machines": machines, "note": e.note})
+                      "runs": runs, "conflict": conflict, "machines": machines, "note": e.note})
     lines = ["# kernelbench: our numbers next to the papers'", "",
              "Values in percent (WD factors as ratios). Ours: mean ± std over finished trials (n) of "
-             "every results.csv read; time improvements compare mean training times of the same data "
-             "and budget.", ""]
-    for paper in dict.fromkeys(e.paper for e in PUBLISHED):
-        lines += [f"## {paper}", "", "| where | dataset | algorithm | params | metric | published | ours (n) | difference | measured on |",
-                  "|---|---|---|---|---|---|---|---|---|"]
-        for r in (r for r in table if r["paper"] == paper):
+             "the runs tagged for the entry (their folders listed), never of runs whose parameters, "
+             "data or stop rule differ; time improvements compare mean training times of the same "
+             "data and budget.", ""]
+    for name in dict.fromkeys(e.paper for e in entries):
+        lines += [f"## {name}", "", "| where | dataset | algorithm | params | metric | published | ours (n) | difference | runs | measured on |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in (r for r in table if r["paper"] == name):
             published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None else "")
-            ours = f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} ({r['ours'][2]})" if r["ours"] else "not run"
+            ours = (f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} ({r['ours'][2]})" if r["ours"]
+                    else r["conflict"] or "not run")
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else ""
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
                          f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {diff} | "
-                         f"{'; '.join(r['machines'])} |")
+                         f"{', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
         lines.append("")
-    for paper, why in NOT_TABULATED.items():
-        lines += [f"## {paper}", "", why, ""]
+    for name, why in untabulated.items():
+        lines += [f"## {name}", "", why, ""]
     return "\n".join(lines), table
 
 

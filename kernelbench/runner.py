@@ -434,7 +434,7 @@ class Trace:
         A BudgetExceededError propagates with `began` still False."""
         self._timed(self.estimator.begin, self.X, self.y)
         self.began = True
-        self.total = _total_steps(self.stop, self.estimator.steps_per_pass)
+        self.total = _total_steps(self.stop, self.estimator)
         return self
 
     def __iter__(self):
@@ -516,8 +516,8 @@ def trace(estimator, X, y, *, passes=None, iterations=None, seconds=None, every=
     CPU caches (outside the timer) so that the next timed chunk does not depend on what the
     caller did (DESIGN.md §7: training time independent of how often one evaluates).
 
-    Stops at `passes` / `iterations` / `seconds` of training (at least one), or when the solver
-    ends itself (converged_). Points: at iteration 0 (`initial`, if the model predicts before
+    Stops at `passes` / `iterations` / `seconds` of training (the first reached; none given: the
+    iterations the estimator's own fit makes), or when the solver ends itself (converged_). Points: at iteration 0 (`initial`, if the model predicts before
     training), every `every` iterations (None: about 10 a pass; math.inf: at the end only) and at
     the end (final). `progress(done)` is called after every timed piece. The estimator is
     finished (training data dropped) when the iteration ends, however it ends.
@@ -686,14 +686,16 @@ def _eval_rows(n: int, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, EVAL_TRAIN_ROWS, replace=False))
 
 
-def _total_steps(stop: StopConfig, steps_per_pass: int) -> float:
+def _total_steps(stop: StopConfig, est) -> float:
+    """Iterations the stop rule allows a begun estimator; with none of passes / iterations /
+    seconds, those of its own fit (its `passes`, resolved at begin where `auto`)."""
+    if stop.as_fit:
+        return est.planned_steps(stop.fraction or 1.0)
     limits = []
     if stop.passes is not None:
-        limits.append(math.ceil(stop.passes * steps_per_pass))
+        limits.append(math.ceil(stop.passes * est.steps_per_pass))
     if stop.iterations is not None:
         limits.append(stop.iterations)
-    if not limits and not stop.seconds:
-        raise ConfigError("stop: set at least one of passes, iterations, seconds")
     return min(limits) if limits else math.inf
 
 

@@ -8,8 +8,9 @@
                has no other labels -- while every unlabeled row stays in training. The papers'
                protocol (held-out *unlabeled* folds scored with their true labels) is
                `validation: paper`, for reproduction;
-    budgets    (the config's `stop` unit; a pass means one over the whole training part, whatever
-               rows a split trains on: see same_training) synchronous successive halving (Jamieson & Talwalkar 2016; Hyperband's brackets,
+    budgets    (the config's `stop` unit, or without `stop` the share of the algorithm's own fit;
+               a pass means one over the whole training part, whatever rows a split trains on:
+               see same_training) synchronous successive halving (Jamieson & Talwalkar 2016; Hyperband's brackets,
                Li et al. 2018): a bracket trains eta^(rungs-1) settings at stop / eta^(rungs-1),
                keeps the best 1/eta at eta× that budget, ..., the last at the config's full `stop`.
                Brackets repeat until `--budget` time or `--candidates` settings are spent (the
@@ -201,10 +202,14 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
 
 def rung_budgets(stop: StopConfig, settings: TuneConfig) -> list[tuple[StopConfig, float]]:
     """(stop rule, budget in the config's unit) of each rung, smallest first: the config's `stop`
-    scaled by eta^-(rungs-1), ..., 1. The unit is passes, else iterations, else seconds."""
+    scaled by eta^-(rungs-1), ..., 1. The unit is passes, else iterations, else seconds; without
+    `stop`, the share of the algorithm's own fit (its `passes`, resolved per split)."""
     out = []
     for k in reversed(range(settings.rungs)):
         factor = settings.eta ** -k
+        if stop.as_fit:
+            out.append((StopConfig(fraction=factor), factor))
+            continue
         passes = None if stop.passes is None else stop.passes * factor
         iterations = None if stop.iterations is None else max(1, math.ceil(stop.iterations * factor))
         seconds = None if stop.seconds is None else stop.seconds * factor

@@ -18,8 +18,8 @@ One run, on the SUSY replica at its published size (4.5 M training rows, 500 k t
    RFF + SGD.
 3. Exact SVMs on the largest training prefix (the replica's rows are i.i.d.) whose fit finishes
    within T_rff: LIBSVM through scikit-learn's SVC (our `libsvm` algorithm) and oneDAL's SVC from
-   scikit-learn-intelex (`sklearnex.svm.SVC`, optional: `pip install 'kernelbench[bench]'`; the
-   script says so when it is absent). Sizes grow ×2 from --svm-start; each fit runs in its own
+   scikit-learn-intelex (our `libsvm-p`; x86-64 wheels only: the script says so when it is
+   absent). Sizes grow ×2 from --svm-start; each fit runs in its own
    process, killed once it passes T_rff; the largest finished size is scored on the whole test
    part. Both get the same C (--svm-C, default 1, LIBSVM's default) and the same gamma: the median
    trick of item 1 on the standardised features. Chosen without the test part.
@@ -118,18 +118,13 @@ def _svm_child(kind, path, m, C, gamma, threads, seed, out):
     try:
         X = np.ascontiguousarray(np.load(path + ".X.npy", mmap_mode="r")[:m])
         y = np.ascontiguousarray(np.load(path + ".y.npy", mmap_mode="r")[:m])
-        if kind == "libsvm":
-            from kernelbench.registry import algorithms
+        from kernelbench.registry import algorithms
 
+        if kind == "libsvm":
             model = algorithms()["libsvm"].build({"C": C, "gamma": gamma}, seed=seed, task="binary")
-        else:
-            from sklearnex.svm import SVC
-            try:
-                from daal4py import daalinit
-                daalinit(threads)
-            except ImportError:
-                pass
-            model = SVC(C=C, gamma=gamma, kernel="rbf")
+        else:                               # oneDAL: our `libsvm-p` on `threads` cores
+            model = algorithms()["libsvm-p"].build({"C": C, "gamma": gamma, "threads": threads}, seed=seed,
+                                                   task="binary")
         out.put(("ready",))
         started = time.perf_counter()
         model.fit(X, y)
@@ -149,8 +144,8 @@ def exact_svm(kind: str, data, gamma: float, budget: float, workdir: str, args) 
             import sklearnex  # noqa: F401
             row["note"] = f"scikit-learn-intelex {version('scikit-learn-intelex')}"
         except ImportError:
-            print(f"{label}: scikit-learn-intelex is not installed (pip install 'kernelbench[bench]' "
-                  "or make bench): skipped", flush=True)
+            print(f"{label}: scikit-learn-intelex is not installed (pip install scikit-learn-intelex; "
+                  "x86-64 wheels only): skipped", flush=True)
             return {**row, "status": "absent", "note": "scikit-learn-intelex not installed"}
     ctx = multiprocessing.get_context("spawn")
     n_max = data.X_train.shape[0]

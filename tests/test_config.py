@@ -137,7 +137,7 @@ def test_minimal_config_takes_documented_defaults(tmp_path):
     cfg = load_config(path)
     assert cfg.name == "my_run"                 # the file stem, made folder-safe
     assert (cfg.cv, cfg.trials, cfg.seed, cfg.grid) == (5, 1, 0, {})
-    assert (cfg.stop.passes, cfg.stop.iterations, cfg.stop.seconds) == (1.0, None, None)
+    assert (cfg.stop.passes, cfg.stop.iterations, cfg.stop.seconds) == (None, None, None)   # as the estimator's fit: its `passes`
     assert cfg.evaluate.every is None                   # auto: about 10 points per pass
     assert cfg.evaluate.on == ("objective", "train_error", "test_error")
     assert cfg.dataset.test == "official" and cfg.dataset.scale == "none"

@@ -46,6 +46,43 @@ def test_ours_is_mean_and_std_of_finished_test_cells_only(tmp_path):
     assert all(r["ours"] is None for r in table if r["algorithm"] != "dsg")  # nothing else was run
 
 
+def test_two_configs_with_different_parameters_never_share_a_row(tmp_path):
+    """The issue's case: a 3-trial run and a 2-trial run of another setting, both tagged for Dai et
+    al. Fig. 1(1) DSG, were shown as one '15.946 ± 0.289 (5)'."""
+    def run_of(experiment, params, stop, errors):
+        run = Run.create(tmp_path, experiment, {"name": experiment, "stop": stop}, tags=DAI)
+        for trial, error in enumerate(errors):
+            run.append({"dataset": "a9a", "algorithm": "dsg", "params": json.dumps(params), "trial": trial,
+                        "iteration": 9, "test_error": error, "final": 1})
+        run.finish()
+        return run
+    first = run_of("a9a_dsg_dai2014", {"loss": "hinge", "C": 1.0}, {"passes": 1}, [0.159, 0.161, 0.164])
+    run_of("a9a_dsg_other", {"loss": "logistic", "C": 1.0}, {"passes": 1}, [0.157, 0.156])
+    markdown, table = build_report([tmp_path])
+    dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
+    assert dai["ours"] is None and "params.loss" in dai["conflict"]
+    assert "a9a_dsg_dai2014 | a9a_dsg_other" in dai["conflict"] and "15.946" not in markdown
+    # same parameters but another stop rule: still two experiments
+    (tmp_path / "other").mkdir()
+    for stop in ({"passes": 1}, {"passes": 5}):
+        run = Run.create(tmp_path / "other", "a9a_dsg", {"name": "a9a_dsg", "stop": stop}, tags=DAI)
+        run.append({"dataset": "a9a", "algorithm": "dsg", "params": PARAMS, "trial": 0, "iteration": 9,
+                    "test_error": 0.15, "final": 1})
+        run.finish()
+    _, table = build_report([tmp_path / "other"])
+    dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
+    assert dai["ours"] is None and "stop.passes" in dai["conflict"]
+    # one setting over several runs (more trials later, another seed) is pooled, and its folders named
+    again = run_of("a9a_dsg_dai2014", {"loss": "hinge", "C": 1.0}, {"passes": 1}, [0.170])
+    (tmp_path / "one").mkdir()
+    for run in (first, again):
+        run.path.rename(tmp_path / "one" / run.path.name)
+    markdown, table = build_report([tmp_path / "one"])
+    dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
+    assert dai["conflict"] is None and dai["ours"][2] == 4
+    assert dai["runs"] == sorted([first.path.name, again.path.name]) and first.path.name in markdown
+
+
 def test_bsgd_entries_select_by_params_and_table(tmp_path):
     run = Run.create(tmp_path, "ijcnn1_bsgd", {}, tags={"paper": "glasmachers2019", "figure": "table2"})
     for merge, err in (("lookup-wd", 0.026), ("gss", 0.030)):

@@ -17,6 +17,7 @@ from kernelbench import runner
 from kernelbench.params import RANDOM_STATE, declare
 from kernelbench.registry import algorithms
 from kernelbench.runner import trace
+from kernelbench.solvers.dsg import DSGClassifier
 from kernelbench.solvers.base import IterativeEstimator, Solver
 
 BEGIN_SECONDS, STEP_SECONDS, CALLER_SECONDS = 0.5, 1.0, 100.0
@@ -138,9 +139,16 @@ def test_a_time_limit_is_read_between_pieces(clock):
     assert timed.train_seconds == BEGIN_SECONDS + 10 * STEP_SECONDS
 
 
-def test_no_stop_rule_is_refused():
-    with pytest.raises(Exception, match="stop: set at least one of passes, iterations, seconds"):
-        trace(Steps(), X, Y).begin()
+def test_no_stop_rule_trains_as_fit_does():
+    # no passes/iterations/seconds: the estimator's own fit, one pass for a solver without `passes`
+    assert iterations(trace(Steps(), X, Y, every=1000))[-1] == (100, True)
+    # and `passes: auto` resolved at begin (defaults.default_passes), as fit() trains
+    rng = np.random.default_rng(0)
+    Xs, ys = rng.normal(size=(300, 3)), np.repeat([-1.0, 1.0], 150)
+    fitted = DSGClassifier(random_state=0).fit(Xs, ys)
+    traced = DSGClassifier(random_state=0)
+    last = list(trace(traced, Xs, ys, every=math.inf))[-1]
+    assert fitted.passes_ > 1 and last.iteration == fitted.n_iter_ == fitted.passes_ * math.ceil(300 / 64)
 
 
 def test_the_working_set_is_read_back_after_every_point_but_the_last():

@@ -1,19 +1,28 @@
-"""Exact kernel SVM by LIBSVM, through scikit-learn's SVC: the papers' "LIBSVM" baseline.
+"""Exact kernel SVMs: the papers' "LIBSVM" baseline, and a parallel one for Gu et al.'s "LIBSVM(P)".
 
-One `run` step is the whole LIBSVM solve (it runs to its own convergence, tolerance `tol`), so
-the runner records a single point after training; later steps report no progress (converged).
+`libsvm`: LIBSVM through scikit-learn's SVC / SVR, one thread (the reference exact solver).
+`libsvm-p`: the same SMO problem solved by oneDAL (Intel's data-analytics library, through
+scikit-learn-intelex) on `threads` cores, standing in for the OpenMP build of LIBSVM that Gu et al.
+(AAAI 2018) time against: the same dual (C, RBF γ, tolerance ε, ε-insensitive SVR), the same
+one-vs-one multi-class scheme; its decision values agree with LIBSVM's to the solver tolerance
+(tests/test_exact_svm.py), and scripts/bench_exact_svm.py measures both side by side.
+
+Classification takes two or more classes (LIBSVM's one-vs-one), regression is ε-SVR. One `run`
+step is the whole solve (to the solver's own tolerance `tol`), so the runner records a single point
+after training; later steps report no progress (converged).
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.svm import SVC
+from sklearn.base import ClassifierMixin
+from sklearn.svm import SVC, SVR
 
-from kernelbench.params import C, CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, TOL, declare
+from kernelbench.errors import SolverError
+from kernelbench.params import C, CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, THREADS, TOL, Real, declare, param
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers.base import BinaryClassifierMixin, Solver, not_offered
+from kernelbench.solvers.base import BinaryClassifierMixin, RegressionMixin, Solver, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
-
 
 PARAMETERS = declare(
     C=C.but(doc="LIBSVM's C"),
@@ -21,14 +30,18 @@ PARAMETERS = declare(
     kernel=RBF_ONLY.but(doc="kernel (LIBSVM's RBF)"),
     tol=TOL.but(doc="LIBSVM's stopping tolerance ε"),
     cache_mb=CACHE_MB.but(doc="LIBSVM's kernel cache in MB"),
+    # the same names for both task classes (registry.union); a classifier ignores it
+    epsilon=param(0.1, "regression (SVR): ε of the ε-insensitive loss, the tube's half-width", Real(0)),
     random_state=RANDOM_STATE)
+PARALLEL = declare(threads=THREADS.but(doc="cores oneDAL's solver and predictions use (0 = all cores)"))
 
 
-class LibSVMClassifier(BinaryClassifierMixin, Solver):
-    """SVC behind the stepping protocol: step 1 solves the dual with LIBSVM."""
-    parameters = PARAMETERS
-    predicts_before_training = False       # no model until LIBSVM has solved the dual
-    predict_parallelism = "rows"       # GIL released, no shared scratch (LIBSVM's predict, base.py)
+class _ExactSVM(Solver):
+    """SVC/SVR behind the stepping protocol: step 1 solves the dual."""
+    predicts_before_training = False       # no model until the dual is solved
+    predict_parallelism = "rows"       # LIBSVM's predict releases the GIL, no shared scratch (base.py)
+    partial_fit = not_offered("an exact SVM solves the dual of one fixed training set (use fit).")
+    engine = "libsvm"
 
     @property
     def steps_per_pass(self) -> int:
@@ -37,12 +50,23 @@ class LibSVMClassifier(BinaryClassifierMixin, Solver):
     def _feature_dtype(self):
         return np.float64
 
+    def _estimator_class(self):
+        if self.engine == "onedal":
+            from sklearnex.svm import SVC as OneDALSVC, SVR as OneDALSVR
+            return OneDALSVR if self._is_regressor() else OneDALSVC
+        return SVR if self._is_regressor() else SVC
+
+    def _is_regressor(self) -> bool:
+        return not isinstance(self, ClassifierMixin)
+
     def _init_model(self, X):
         self.gamma_ = resolve_gamma(self.gamma, X, seed=0)
-        self.svc_ = SVC(C=self.C, kernel=self.kernel, gamma=self.gamma_, tol=self.tol,
-                        cache_size=self.cache_mb)
-
-    partial_fit = not_offered("LIBSVM solves the dual of one fixed training set (use fit).")
+        options = dict(C=self.C, kernel=self.kernel, gamma=self.gamma_, tol=self.tol, cache_size=self.cache_mb)
+        if self._is_regressor():
+            options["epsilon"] = self.epsilon
+        if self.engine == "onedal":
+            options["n_jobs"] = resolve_threads(self.threads)
+        self.svm_ = self._estimator_class()(**options)
 
     def run(self, n_steps: int) -> int:
         if n_steps < 1 or self.n_iter_ >= 1:
@@ -52,22 +76,81 @@ class LibSVMClassifier(BinaryClassifierMixin, Solver):
             X = sp.csr_matrix(X)
             X.indices = X.indices.astype(np.int32)
             X.indptr = X.indptr.astype(np.int32)
-        self.svc_.fit(X, self._train_Y.ravel())
+        self.svm_.fit(X, self._train_Y.ravel())
         self.converged_ = True                         # the runner stops here
         self.n_iter_ = 1
         self.samples_seen_ = X.shape[0]
         return 1
 
     def _decision(self, X):
-        return self.svc_.decision_function(X).reshape(-1, 1)
+        if self._is_regressor():
+            return self.svm_.predict(X).reshape(-1, 1)
+        F = self.svm_.decision_function(X)
+        return F.reshape(-1, 1) if F.ndim == 1 else F
 
     def record(self) -> dict:
         return {**super().record(), "n_support_vectors": self.n_support_vectors_}
 
     @property
     def n_support_vectors_(self) -> int:
-        return int(self.svc_.n_support_.sum()) if hasattr(self.svc_, "n_support_") else 0
+        return int(len(self.svm_.support_)) if hasattr(self.svm_, "support_") else 0
 
 
-register_algorithm("libsvm", classifier=LibSVMClassifier, tasks=("binary",),
-                   description="Exact kernel SVM: LIBSVM via scikit-learn's SVC (O(n²) memory and time)")
+class _ExactClassifierMixin(BinaryClassifierMixin):
+    """Any number (≥ 2) of class labels, trained as their indices 0..k-1 (LIBSVM's one-vs-one for
+    k > 2); decision_function is LIBSVM's: one column for two classes, one per class otherwise."""
+
+    def _encode_targets(self, y, fitting, classes=None):
+        if fitting:
+            self._set_classes(y, classes)
+            if len(self.classes_) < 2:
+                raise SolverError(f"an SVM needs at least 2 classes; got only 1 class ({self.classes_[0]!r})")
+        self._check_known_labels(y)
+        return np.searchsorted(self.classes_, y).astype(np.float64).reshape(-1, 1)
+
+    def decision_function(self, X):
+        F = self._raw_decision(X)
+        return F.ravel() if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        F = self._raw_decision(X)        # first: it raises NotFittedError before fit
+        if F.shape[1] == 1:
+            return self.classes_[(F.ravel() > 0).astype(int)]
+        return self.classes_[self.svm_.predict(X).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags
+
+
+class LibSVMClassifier(_ExactClassifierMixin, _ExactSVM):
+    parameters = PARAMETERS
+
+
+class LibSVMRegressor(RegressionMixin, _ExactSVM):
+    parameters = PARAMETERS
+
+
+class ParallelSVMClassifier(_ExactClassifierMixin, _ExactSVM):
+    parameters = declare(PARAMETERS, PARALLEL)
+    engine = "onedal"
+    predict_parallelism = "internal"   # oneDAL threads its own predictions on `threads` cores
+    determinism = ("identical results for the same thread count; across thread counts equal to the "
+                   "solver's tolerance (parallel sums in another order)")
+
+
+class ParallelSVMRegressor(RegressionMixin, _ExactSVM):
+    parameters = declare(PARAMETERS, PARALLEL)
+    engine = "onedal"
+    predict_parallelism = "internal"
+    determinism = ParallelSVMClassifier.determinism
+
+
+TASKS = ("binary", "multiclass", "regression")
+register_algorithm("libsvm", classifier=LibSVMClassifier, regressor=LibSVMRegressor, tasks=TASKS,
+                   description="Exact kernel SVM: LIBSVM via scikit-learn's SVC / SVR (one-vs-one for "
+                               "several classes; O(n²) memory and time)")
+register_algorithm("libsvm-p", classifier=ParallelSVMClassifier, regressor=ParallelSVMRegressor, tasks=TASKS,
+                   description="Parallel exact kernel SVM standing in for LIBSVM(P) (Gu et al.): oneDAL's "
+                               "SVC / SVR through scikit-learn-intelex on `threads` cores")

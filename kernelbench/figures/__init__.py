@@ -24,7 +24,9 @@ def register_figure(name: str):
     return decorate
 
 
-def render_all(results_dir, out_dir) -> list[Path]:
+def render_all(results_dir, out_dir, *, prefix: str = "") -> list[Path]:
+    """Render every registered figure (those whose name starts with `prefix`, e.g. "geng2019_")
+    that has data under results_dir; returns the files written."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -41,6 +43,8 @@ def render_all(results_dir, out_dir) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, make in sorted(FIGURES.items()):
+        if not name.startswith(prefix):
+            continue
         fig = make(df)
         if fig is None:
             continue

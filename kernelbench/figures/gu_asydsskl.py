@@ -1,5 +1,5 @@
 """Gu et al. 2018 (AsyDSSKL): Fig. 1a–f (test accuracy or MSE vs training time, one panel per
-dataset, every algorithm present: asydsskl, asygcd, dsg, libsvm), Fig. 1g–h (testing time vs number
+dataset, every algorithm present: asydsskl, asygcd, dsg, libsvm, libsvm-p), Fig. 1g–h (testing time vs number
 of test samples, from scripts/gu_test_time.py's results) and Fig. 2 (objective vs time per thread
 count, and speedup vs threads, from scripts/bench_asydsskl.py's results).
 
@@ -18,10 +18,10 @@ import numpy as np
 from kernelbench.figures import register_figure
 from kernelbench.results import tagged
 
-ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm")
+ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm", "libsvm-p")
 LABELS = {"asydsskl": "AsyDSSKL", "asygcd": "AsyGCD", "dsg": "Double SGD (DSG, logistic)",
-          "libsvm": "LIBSVM (sklearn SVC)"}
-STYLE = {"asydsskl": ("C3", "o"), "asygcd": ("C0", "s"), "dsg": ("C2", "^"), "libsvm": ("k", "D")}
+          "libsvm": "LIBSVM (sklearn SVC/SVR)", "libsvm-p": "LIBSVM(P) stand-in (oneDAL SVC/SVR)"}
+STYLE = {"asydsskl": ("C3", "o"), "asygcd": ("C0", "s"), "dsg": ("C2", "^"), "libsvm": ("k", "D"), "libsvm-p": ("0.45", "P")}
 # dataset -> (panel order, title): the paper's panels first, the sets added here after
 PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) Covtype B: 20k SUBSET"),
           "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),

@@ -195,12 +195,16 @@ class Solver(Declared, BaseEstimator):
 
     # ---- scikit-learn API ----------------------------------------------------------------
     def fit(self, X, y):
-        """begin, `passes` passes (one where the solver has no `passes` parameter; `passes_` where
-        begin resolved a `passes: auto`), finish."""
+        """begin, `planned_steps()` iterations, finish."""
         self.begin(X, y)
-        passes = getattr(self, "passes_", self.passes if "passes" in self.parameters else 1)
-        self.run(math.ceil(passes * self.steps_per_pass))
+        self.run(self.planned_steps())
         return self.finish()
+
+    def planned_steps(self, fraction: float = 1.0) -> int:
+        """Iterations `fit` makes, once begun (a `fraction` of them: at least one): `passes` passes,
+        one where the solver has no `passes` parameter, `passes_` where begin resolved `auto`."""
+        passes = getattr(self, "passes_", self.passes if "passes" in self.parameters else 1)
+        return max(1, math.ceil(fraction * passes * self.steps_per_pass))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

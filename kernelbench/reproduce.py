@@ -1,0 +1,195 @@
+"""`kernelbench reproduce PAPER`: every experiment of one paper, then its figures and report section.
+
+The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags.paper`). For each:
+
+    data       present when every file it needs is in the cache or a mirror (or it is synthetic);
+               otherwise it is listed with the command that fetches it, and not run;
+    done       a finished run folder of the same experiment with the same resolved config under
+               --out is kept (never re-run); an unfinished one (killed, interrupted) is resumed;
+    estimate   the duration of the newest earlier run of the experiment under --out, else the
+               config's time limit (stop.seconds × cells × trials); "?" when neither is known;
+    budget     with --budget, experiments are started while that much time has not been spent
+               (a started one is finished; the rest are listed as left for the next call).
+
+Some panels are produced by scripts, not configs (a sweep over training sizes, a threads sweep):
+`SCRIPTS` names them; `reproduce` lists them with their command and does not run them.
+`reproduce --list` prints the whole paper × figure/table × dataset × algorithm matrix.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelbench.config import PAPERS, ExperimentConfig, config_to_dict, expand_grid, load_config
+from kernelbench.errors import ConfigError, KernelbenchError
+from kernelbench.results import Run
+
+# Panels made by scripts (they sweep what a config holds fixed): (paper, figure, command)
+SCRIPTS = (
+    ("geng2019", "fig2", "python scripts/geng_scaling.py  (and scripts/ssl_baseline_scaling.py for the TSVMs)"),
+    ("gu2018", "fig1gh", "python scripts/gu_test_time.py"),
+    ("gu2018", "fig2", "python scripts/bench_asydsskl.py"),
+    ("glasmachers2019", "fig3", "python scripts/bench_bsgd.py  (merge-time breakdown)"),
+)
+
+
+@dataclass
+class Experiment:
+    """One config of a paper, and where it stands under an output folder."""
+    path: Path
+    cfg: ExperimentConfig
+    missing: str | None            # why it cannot run here (its data), with the fix; None: runnable
+    previous: Run | None           # the newest run folder of this exact config
+    estimate: float | None         # seconds, or None if unknown
+
+    @property
+    def done(self) -> bool:
+        return self.previous is not None and self.previous.status == "finished"
+
+    @property
+    def state(self) -> str:
+        if self.missing:
+            return "no data"
+        if self.done:
+            return "done"
+        return "resume" if self.previous is not None else "to run"
+
+
+def experiments(paper: str | None, configs_dir, out_dir) -> list[Experiment]:
+    """The configs tagged with `paper` (every tagged config for None), in file-name order."""
+    if paper is not None and paper not in PAPERS:
+        raise ConfigError(f"unknown paper {paper!r}; the papers are {', '.join(PAPERS)}")
+    configs_dir = Path(configs_dir)
+    if not configs_dir.is_dir():
+        raise KernelbenchError(f"configs folder {configs_dir} does not exist; run from the repository "
+                               "root or pass --configs DIR")
+    found = []
+    for path in sorted(configs_dir.glob("*.yaml")):
+        cfg = load_config(path)
+        if cfg.tags.paper is None or (paper is not None and cfg.tags.paper != paper):
+            continue
+        previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg)) if Path(out_dir).is_dir() else None
+        found.append(Experiment(path, cfg, missing_data(cfg), previous, estimate_seconds(cfg, out_dir)))
+    return found
+
+
+def missing_data(cfg: ExperimentConfig) -> str | None:
+    """Why the config's data is not here, and the command that gets it; None when it is."""
+    from kernelbench.data.fetch import resolve_local
+    from kernelbench.data.registry import get_spec
+
+    dc = cfg.dataset
+    if dc.synthetic() is not None:
+        return None
+    if dc.path is not None:
+        return None if Path(dc.path).exists() else f"{dc.path} does not exist"
+    spec = get_spec(dc.name)
+    roles = ("train", "test") if dc.test == "official" else ("train",)
+    absent = [role for role in roles if role in spec.files and resolve_local(spec.files[role]) is None]
+    if not absent:
+        return None
+    return f"{dc.name} ({', '.join(absent)}) not in the cache or a mirror: kernelbench datasets fetch {dc.name}"
+
+
+def estimate_seconds(cfg: ExperimentConfig, out_dir) -> float | None:
+    """Wall seconds: the newest earlier run of this experiment under out_dir (any config), else the
+    time limit of every cell; None when neither is known."""
+    out_dir = Path(out_dir)
+    if out_dir.is_dir():
+        for path in sorted(out_dir.glob(f"{cfg.name}-*"), reverse=True):
+            try:
+                meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if meta.get("status") == "finished" and meta.get("duration_seconds"):
+                return float(meta["duration_seconds"])
+    if cfg.stop.seconds:
+        return cfg.stop.seconds * len(expand_grid(cfg.grid)) * cfg.trials
+    return None
+
+
+def matrix(paper: str | None, configs_dir, out_dir) -> str:
+    """The `reproduce --list` table: paper, figure/table, panel, dataset, algorithm, state."""
+    rows = [(e.cfg.tags.paper, e.cfg.tags.figure or "", e.cfg.tags.panel or "", e.cfg.dataset.name or "",
+             e.cfg.algorithm.name, e.cfg.tags.role or "", e.state, _duration(e.estimate), e.path.name,
+             e.missing or "") for e in experiments(paper, configs_dir, out_dir)]
+    rows += [(p, figure, "", "", "(script)", "", "script", "?", command, "")
+             for p, figure, command in SCRIPTS if paper in (None, p)]
+    rows.sort(key=lambda r: (r[0], r[1], r[3], r[4]))
+    head = ("paper", "where", "panel", "dataset", "algorithm", "role", "state", "estimate", "config", "why not")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    runnable = sum(r[6] in ("to run", "resume", "done") for r in rows)
+    lines += ["", f"{len(rows)} entries: {runnable} runnable here "
+                  f"({sum(r[6] == 'done' for r in rows)} done), {sum(r[6] == 'no data' for r in rows)} "
+                  f"without their data, {sum(r[6] == 'script' for r in rows)} made by scripts"]
+    return "\n".join(lines)
+
+
+def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
+              execution=None, quiet=False, echo=print) -> dict:
+    """Run the paper's runnable experiments not done yet (resuming unfinished ones), then render its
+    figures and write its report section. Returns what happened to each config."""
+    from tqdm.auto import tqdm
+
+    from kernelbench.figures import render_all
+    from kernelbench.report import build_report, markdown_to_html
+    from kernelbench.results import atomic_write_text
+    from kernelbench.runner import run_experiment
+
+    found = experiments(paper, configs_dir, out_dir)
+    todo = [e for e in found if e.state in ("to run", "resume")]
+    known = [e.estimate for e in todo if e.estimate is not None]
+    echo(f"{paper}: {len(found)} configs; {sum(e.done for e in found)} done, {len(todo)} to run "
+         f"(estimated {_duration(sum(known))} for {len(known)} of them, "
+         f"{len(todo) - len(known)} without an estimate), {sum(e.missing is not None for e in found)} "
+         "without their data")
+    for e in found:
+        if e.missing:
+            echo(f"  not run: {e.path.name}: {e.missing}")
+    for p, figure, command in SCRIPTS:
+        if p == paper:
+            echo(f"  made by a script ({figure}): {command}")
+    outcome = {e.path.name: e.state for e in found}
+    started = time.monotonic()
+    bar = tqdm(todo, desc=f"reproduce {paper}", unit="experiment", disable=quiet)
+    for e in bar:
+        if budget is not None and time.monotonic() - started >= budget:
+            outcome[e.path.name] = "left (budget spent)"
+            continue
+        bar.set_postfix_str(e.cfg.name)
+        try:
+            run_experiment(e.cfg, out_dir=out_dir, quiet=True, resume=e.previous is not None,
+                           command=["kernelbench", "reproduce", paper], execution=execution)
+            outcome[e.path.name] = "ran"
+        except KeyboardInterrupt:
+            raise
+        except KernelbenchError as error:          # one experiment's problem does not stop the rest
+            outcome[e.path.name] = f"failed: {error}"
+            echo(f"  {e.path.name}: {error}")
+    bar.close()
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    figures = render_all(out_dir, Path(out_dir) / "figures", prefix=f"{paper}_")
+    markdown, _ = build_report([out_dir], paper=paper)
+    report = Path(out_dir) / f"report_{paper}.md"
+    atomic_write_text(report, markdown)
+    atomic_write_text(report.with_suffix(".html"), markdown_to_html(markdown))
+    left = [name for name, state in outcome.items() if state.startswith(("left", "failed"))]
+    echo(f"figures: {', '.join(str(p) for p in figures if p.suffix == '.png') or 'none with data yet'}")
+    echo(f"report: {report}")
+    if left:
+        echo(f"not finished: {', '.join(left)} (run the same command again to continue)")
+    return outcome
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,115 @@
+"""`kernelbench reproduce`: a paper's configs run once (done ones kept, unfinished ones resumed), the
+ones without data listed with the fix, then its figures and report section; `--list` the matrix."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kernelbench.config import load_config
+from kernelbench.reproduce import SCRIPTS, experiments, matrix, reproduce
+from kernelbench.results import Run
+
+TINY = """name: {name}
+tags: {{paper: {paper}, figure: fig1, panel: "{panel}", role: ours}}
+dataset: {dataset}
+algorithm: {{name: dsg, params: {{batch_size: 16, block_size: 8, gamma: 0.5, step: 1.0, t0: 10.0}}}}
+trials: {trials}
+stop: {{iterations: 6}}
+evaluate: {{every: 3, on: [test_error]}}
+"""
+SYNTHETIC = "{name: synthetic, shape: susy, n: 400, n_test: 100}"
+
+
+def write(folder, name, paper="dai2014", dataset=SYNTHETIC, trials=2, panel="p"):
+    path = folder / f"{name}.yaml"
+    path.write_text(TINY.format(name=name, paper=paper, dataset=dataset, trials=trials, panel=panel))
+    return path
+
+
+@pytest.fixture
+def configs(tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    write(folder, "synthetic_dsg_a")
+    write(folder, "synthetic_dsg_b", trials=1)
+    write(folder, "synthetic_dsg_other", paper="li2016")               # another paper's: not run
+    write(folder, "nowhere_dsg", dataset="{name: epsilon, test: official}")   # no data here
+    (folder / "quickstart.yaml").write_text(TINY.replace("tags: {{paper: {paper}, figure: fig1, panel: \"{panel}\", "
+                                                         "role: ours}}\n", "").format(
+        name="quickstart", dataset=SYNTHETIC, trials=1))                   # untagged: no paper's
+    return folder
+
+
+def test_a_paper_runs_once_lists_what_has_no_data_and_renders_its_report(configs, tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELBENCH_MIRROR", str(tmp_path / "empty_mirror"))
+    out, said = tmp_path / "results", []
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=said.append)
+    assert outcome == {"synthetic_dsg_a.yaml": "ran", "synthetic_dsg_b.yaml": "ran", "nowhere_dsg.yaml": "no data"}
+    assert any("nowhere_dsg.yaml: epsilon (train, test) not in the cache or a mirror: kernelbench datasets "
+               "fetch epsilon" in line for line in said)
+    runs = sorted(p.name.rsplit("-", 3)[0] for p in out.glob("*/run.json") for p in [p.parent])
+    assert runs == ["synthetic_dsg_a", "synthetic_dsg_b"]
+    assert (out / "report_dai2014.md").read_text().startswith("# kernelbench")
+    assert "Glasmachers" not in (out / "report_dai2014.md").read_text()     # this paper's section only
+    # a second call keeps every finished run (same config): nothing is trained again
+    again = reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=said.append)
+    assert again["synthetic_dsg_a.yaml"] == "done" and len(list(out.glob("*/run.json"))) == 2
+    table = matrix("dai2014", configs, out)
+    assert "| dai2014 | fig1 | p | synthetic | dsg | ours | done |" in table
+    assert "| dai2014 | fig1 | p | epsilon | dsg | ours | no data |" in table
+    assert "3 entries: 2 runnable here (2 done), 1 without their data, 0 made by scripts" in table
+
+
+def test_an_unfinished_run_is_resumed_not_restarted(configs, tmp_path):
+    out = tmp_path / "results"
+    cfg = load_config(configs / "synthetic_dsg_a.yaml")
+    from kernelbench.config import config_to_dict
+
+    killed = Run.create(out, cfg.name, config_to_dict(cfg), tags=cfg.tags.as_dict())   # status "running"
+    found = {e.path.name: e for e in experiments("dai2014", configs, out)}
+    assert found["synthetic_dsg_a.yaml"].state == "resume"
+    reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=lambda line: None)
+    assert Run.open(killed.path).status == "finished"          # the same folder, finished
+    assert len(list(out.glob("synthetic_dsg_a-*"))) == 1
+
+
+def test_a_budget_starts_no_experiment_once_spent(configs, tmp_path):
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", budget=1e-9, quiet=True,
+                        echo=lambda line: None)
+    assert list(outcome.values()).count("left (budget spent)") == 2 and "ran" not in outcome.values()
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", budget=3600, quiet=True,
+                        echo=lambda line: None)
+    assert list(outcome.values()).count("ran") == 2
+
+
+def test_estimates_come_from_earlier_runs_or_time_limits(configs, tmp_path):
+    out = tmp_path / "results"
+    reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=lambda line: None)
+    meta = json.loads(next(out.glob("synthetic_dsg_a-*/run.json")).read_text())
+    found = {e.path.name: e for e in experiments("dai2014", configs, out)}
+    assert found["synthetic_dsg_a.yaml"].estimate == pytest.approx(meta["duration_seconds"])
+    limited = write(configs, "synthetic_dsg_timed", trials=3)
+    limited.write_text(limited.read_text().replace("stop: {iterations: 6}", "stop: {seconds: 2}"))
+    found = {e.path.name: e for e in experiments("dai2014", configs, tmp_path / "none")}
+    assert found["synthetic_dsg_timed.yaml"].estimate == 6.0 and found["synthetic_dsg_b.yaml"].estimate is None
+
+
+def test_every_shipped_config_is_in_the_matrix_with_a_state():
+    table = matrix(None, "configs", "/nonexistent")
+    tagged = [p for p in __import__("pathlib").Path("configs").glob("*.yaml") if "tags:" in p.read_text()]
+    for path in tagged:
+        assert f"| {path.name} |" in table, path.name
+    assert all(command.split()[1] in table for _, _, command in SCRIPTS)
+    assert "| (script) |" in table
+
+
+def test_cli_list_and_errors(configs, tmp_path):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "kernelbench.cli", *args], capture_output=True, text=True)
+    listed = cli("reproduce", "--list", "dai2014", "--configs", str(configs), "--out", str(tmp_path / "r"))
+    assert listed.returncode == 0 and "synthetic_dsg_a.yaml" in listed.stdout
+    unknown = cli("reproduce", "dai2015", "--configs", str(configs))
+    assert unknown.returncode == 2 and "unknown paper 'dai2015'" in unknown.stderr
+    missing = cli("reproduce", "dai2014", "--configs", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "--configs" in missing.stderr
