@@ -143,10 +143,11 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
     found = experiments(paper, configs_dir, out_dir)
     todo = [e for e in found if e.state in ("to run", "resume")]
     known = [e.estimate for e in todo if e.estimate is not None]
+    estimate = (f"estimated {_duration(sum(known))} for {len(known)} of them"
+                + (f", {len(todo) - len(known)} without an estimate" if len(known) < len(todo) else "")
+                if known else "no estimate yet: no earlier run under --out, no time limit")
     echo(f"{paper}: {len(found)} configs; {sum(e.done for e in found)} done, {len(todo)} to run "
-         f"(estimated {_duration(sum(known))} for {len(known)} of them, "
-         f"{len(todo) - len(known)} without an estimate), {sum(e.missing is not None for e in found)} "
-         "without their data")
+         f"({estimate}), {sum(e.missing is not None for e in found)} without their data")
     for e in found:
         if e.missing:
             echo(f"  not run: {e.path.name}: {e.missing}")

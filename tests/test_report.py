@@ -119,3 +119,23 @@ def test_cli_writes_both_files_and_refuses_missing_folders(tmp_path):
     assert (tmp_path / "rep" / "report.html").exists()
     proc = subprocess.run(cmd[:4] + [str(tmp_path / "nope")], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_merging_time_gain_is_computed_from_the_maintenance_seconds_of_each_merge(tmp_path):
+    """Glasmachers & Qaadan §1/§5: merging time −65 % on SUSY (Lookup-h vs GSS, B = 100); Table 3's
+    larger-budget rows: training time, B = 500 on ijcnn1."""
+    run = Run.create(tmp_path, "susy_bsgd", {}, tags={"paper": "glasmachers2019", "figure": "table2"})
+    for budget in (100, 500):
+        for merge, total, merging in (("gss", 10.0, 6.0), ("lookup-h", 6.0, 2.1)):
+            for trial in range(2):
+                run.append({"dataset": "susy" if budget == 100 else "ijcnn1", "algorithm": "bsgd", "trial": trial,
+                            "iteration": 1, "final": 1, "train_seconds": total,
+                            "params": json.dumps({"merge": merge, "budget": budget, "diagnose": False}),
+                            "counters": json.dumps({"maintenance_seconds": merging}), "test_error": 0.2})
+    run.finish()
+    _, table = build_report([tmp_path])
+    merging, = [r for r in table if r["metric"] == "merge_time_improvement_vs_gss:lookup-h"]
+    assert merging["published"] == 65.0 and merging["ours"][0] == pytest.approx(65.0)     # 1 − 2.1/6
+    larger, = [r for r in table if r["dataset"] == "ijcnn1" and r["where"] == "Table 3 (B = 500)"
+               and r["metric"] == "improvement_vs_gss:lookup-h"]
+    assert larger["published"] == 30.569 and larger["ours"][0] == pytest.approx(40.0)     # 1 − 6/10
