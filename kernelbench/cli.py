@@ -324,7 +324,11 @@ def _print_tune_summary(run_dir: Path):
 
     meta = json.loads((run_dir / "run.json").read_text())
     best = meta.get("best", {})
-    score = next((f"{k} {v:.4f}" for k, v in best.items() if k.startswith("validation_")), "")
+    score = next((f"{k} {v:.4f}" for k, v in best.items() if k.startswith("validation_")
+                  and k != "validation_standard_error"), "")
+    if best.get("validation_standard_error") is not None:
+        score += (f" ± {best['validation_standard_error']:.4f} (standard error: settings closer than that "
+                  "are not told apart by this validation)")
     typer.echo(f"{len(meta.get('settings', []))} settings tried in {meta.get('search_seconds', 0):.0f} s "
                f"({meta.get('validation')} validation on the training part, budgets {meta.get('rungs')})")
     typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}: {score}")

@@ -182,7 +182,9 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
                             "settings that diverge")
         best_number = min(finished, key=lambda n: finished[n]["scores"][full])
         best = {"trial": best_number, "params": finished[best_number]["params"],
-                f"validation_{metric[5:]}": finished[best_number]["scores"][full]}
+                f"validation_{metric[5:]}": finished[best_number]["scores"][full],
+                **({} if regression else {"validation_standard_error": standard_error(
+                    finished[best_number]["scores"][full], splits)})}
         tuned_path = write_tuned_config(replace(cfg, name=cfg.name[:-len(".tune")], tags=tags),
                                         best["params"], run.path)
 
@@ -199,6 +201,14 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
 
 
 # ---- pieces ---------------------------------------------------------------------------------------
+
+def standard_error(error: float, splits) -> float:
+    """The binomial standard error of a validation error rate measured on the splits' distinct
+    validation rows, sqrt(p(1 − p)/n): settings whose errors differ by less are not told apart by
+    this validation (200 labeled rows at 8 % error: 1.9 points)."""
+    n = len(np.unique(np.concatenate([valid for _, valid, _ in splits])))
+    return math.sqrt(max(error * (1.0 - error), 0.0) / n)
+
 
 def rung_budgets(stop: StopConfig, settings: TuneConfig) -> list[tuple[StopConfig, float]]:
     """(stop rule, budget in the config's unit) of each rung, smallest first: the config's `stop`

@@ -173,10 +173,17 @@ def test_tune_never_validates_on_the_test_part(tmp_path, monkeypatch):
         return replace(data, y_test=np.where(data.y_test == classes[0], classes[1], classes[0]))
 
     monkeypatch.setattr(runner, "load_dataset", flipped)
-    folder = tune_run(config(tune={"candidates": 3, "rungs": 1}), tmp_path)
+    cfg = config(tune={"candidates": 3, "rungs": 1})
+    folder = tune_run(cfg, tmp_path)
     meta = json.loads((folder / "run.json").read_text())
     assert meta["best"]["validation_error"] < 0.1
     assert meta["refit"][0]["test_error"] > 0.9
+    # the choice comes with the binomial standard error over the distinct validation rows
+    from kernelbench.tune import validation_splits
+    splits = validation_splits(runner.prepare_experiment(cfg, progress=False), cfg)
+    n = len(np.unique(np.concatenate([valid for _, valid, _ in splits])))
+    p = meta["best"]["validation_error"]
+    assert meta["best"]["validation_standard_error"] == pytest.approx(math.sqrt(p * (1 - p) / n))
 
 
 # ---- successive halving -------------------------------------------------------------------------------
