@@ -160,16 +160,14 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
         def seconds(merge):
             chosen = _matches(final, replace(entry, params={**entry.params, "merge": merge}))
             if metric.startswith("merge_time_"):
-                return chosen["counters"].map(lambda c: json.loads(c).get("maintenance_seconds", np.nan)
-                                              if c else np.nan).astype(float)
+                return _counter(chosen, "maintenance_seconds")
             return chosen["train_seconds"].astype(float)
         method, reference = seconds(metric.split(":", 1)[1]), seconds("gss")
         if not len(method) or not len(reference):
             return np.array([])
         return np.array([100.0 * (1.0 - method.mean() / reference.mean())])
     if metric == "merge_time_share":      # 100 · budget-maintenance seconds / training seconds
-        maintenance = rows["counters"].map(lambda c: json.loads(c).get("maintenance_seconds", np.nan) if c else np.nan)
-        values = 100.0 * maintenance.astype(float) / rows["train_seconds"].astype(float)
+        values = 100.0 * _counter(rows, "maintenance_seconds") / rows["train_seconds"].astype(float)
         return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
     if metric == "test_accuracy":
         values = 100.0 * (1.0 - rows["test_error"].astype(float))
@@ -178,8 +176,13 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
     else:                                   # counter:<name> as is, counter%:<name> in percent
         kind, name = metric.split(":", 1)
         factor = 100.0 if kind == "counter%" else 1.0
-        values = rows["counters"].map(lambda c: factor * json.loads(c).get(name, np.nan) if c else np.nan)
+        values = factor * _counter(rows, name)
     return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
+
+
+def _counter(rows: pd.DataFrame, name: str) -> pd.Series:
+    """One of the algorithm's counters (the rows' counters JSON) as floats; NaN where absent."""
+    return rows["counters"].map(lambda c: json.loads(c).get(name, np.nan) if c else np.nan).astype(float)
 
 
 def _setting(params: str, config: str) -> str:

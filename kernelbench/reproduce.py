@@ -71,7 +71,7 @@ def experiments(paper: str | None, configs_dir, out_dir) -> list[Experiment]:
         cfg = load_config(path)
         if cfg.tags.paper is None or (paper is not None and cfg.tags.paper != paper):
             continue
-        previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg)) if Path(out_dir).is_dir() else None
+        previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg))     # None under a missing folder
         found.append(Experiment(path, cfg, missing_data(cfg), previous, estimate_seconds(cfg, out_dir)))
     return found
 
@@ -97,15 +97,13 @@ def missing_data(cfg: ExperimentConfig) -> str | None:
 def estimate_seconds(cfg: ExperimentConfig, out_dir) -> float | None:
     """Wall seconds: the newest earlier run of this experiment under out_dir (any config), else the
     time limit of every cell; None when neither is known."""
-    out_dir = Path(out_dir)
-    if out_dir.is_dir():
-        for path in sorted(out_dir.glob(f"{cfg.name}-*"), reverse=True):
-            try:
-                meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if meta.get("status") == "finished" and meta.get("duration_seconds"):
-                return float(meta["duration_seconds"])
+    for path in sorted(Path(out_dir).glob(f"{cfg.name}-*"), reverse=True):
+        try:
+            meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if meta.get("status") == "finished" and meta.get("duration_seconds"):
+            return float(meta["duration_seconds"])
     if cfg.stop.seconds:
         return cfg.stop.seconds * len(expand_grid(cfg.grid)) * cfg.trials
     return None

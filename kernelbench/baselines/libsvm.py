@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import ClassifierMixin
 from sklearn.svm import SVC, SVR
 
 from kernelbench.errors import SolverError
@@ -53,16 +52,13 @@ class _ExactSVM(Solver):
     def _estimator_class(self):
         if self.engine == "onedal":
             from sklearnex.svm import SVC as OneDALSVC, SVR as OneDALSVR
-            return OneDALSVR if self._is_regressor() else OneDALSVC
-        return SVR if self._is_regressor() else SVC
-
-    def _is_regressor(self) -> bool:
-        return not isinstance(self, ClassifierMixin)
+            return OneDALSVC if self._is_classifier() else OneDALSVR
+        return SVC if self._is_classifier() else SVR
 
     def _init_model(self, X):
         self.gamma_ = resolve_gamma(self.gamma, X, seed=0)
         options = dict(C=self.C, kernel=self.kernel, gamma=self.gamma_, tol=self.tol, cache_size=self.cache_mb)
-        if self._is_regressor():
+        if not self._is_classifier():
             options["epsilon"] = self.epsilon
         if self.engine == "onedal":
             options["n_jobs"] = resolve_threads(self.threads)
@@ -83,7 +79,7 @@ class _ExactSVM(Solver):
         return 1
 
     def _decision(self, X):
-        if self._is_regressor():
+        if not self._is_classifier():
             return self.svm_.predict(X).reshape(-1, 1)
         F = self.svm_.decision_function(X)
         return F.reshape(-1, 1) if F.ndim == 1 else F
