@@ -94,6 +94,8 @@ def run(
     sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
                                              "dotted key, e.g. --set stop.passes=1 (repeatable)"),
     smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="held-out | paper: score the test part, or "
+                                           "Geng et al.'s fold scheme (needs dataset.labeled; overrides `protocol:`)"),
     resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished run of this config under --out"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
@@ -104,7 +106,15 @@ def run(
     from kernelbench.config import load_config
     from kernelbench.runner import run_experiment
 
-    cfg = load_config(config, overrides=_overrides(seed, threads, trials, sets))
+    overrides = _overrides(seed, threads, trials, sets)
+    if protocol is not None:
+        overrides["protocol"] = protocol
+    cfg = load_config(config, overrides=overrides)
+    if cfg.then and not smoke:   # run scores every grid cell on the test part: it has no stages (a
+                                 # smoke run checks the first cell only)
+        raise ConfigError(f"{config}: then: is a second model-selection stage (cross-validated after "
+                          f"grid:) for `kernelbench grid`, which `run` does not do; use "
+                          f"`kernelbench grid {config}`, or remove then:")
     try:
         path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=_command(),
                               resume=resume, execution=_execution(jobs, scheduler))
@@ -140,9 +150,6 @@ def grid(
             raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
         overrides["cv"] = cv
     cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
-    if cfg.dataset.test == "none":
-        raise ConfigError("dataset.test: grid refits the best cell and evaluates it on the test part; "
-                          "set dataset.test to 'official' or a fraction")
     try:
         path = grid_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
                            execution=_execution(jobs, scheduler))
@@ -209,6 +216,8 @@ def reproduce(
                                                                 "(the rest: the same command again)"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells of each experiment in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="held-out | paper: for every config with "
+                                           "dataset.labeled (the others run unchanged)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
     """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed),
@@ -217,14 +226,15 @@ def reproduce(
     from kernelbench.reproduce import matrix, reproduce as reproduce_paper
 
     if list_:
-        typer.echo(matrix(paper, configs, out))
+        typer.echo(matrix(paper, configs, out, protocol=protocol))
         return
     if paper is None:
         raise ConfigError("name a paper (geng2019, dai2014, gu2018, li2016, glasmachers2019), or use --list")
     try:
         reproduce_paper(paper, configs_dir=configs, out_dir=out,
                         budget=parse_duration(budget, "--budget") if budget else None,
-                        execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo)
+                        execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo,
+                        protocol=protocol)
     except KeyboardInterrupt as e:
         _exit_interrupted(e)
 
@@ -311,9 +321,12 @@ def _print_grid_summary(run_dir: Path):
         std_key = mean_key.replace("mean_", "std_")
         score = ("diverged or failed" if row[mean_key] is None
                  else f"{row[mean_key]:.4f} ± {row[std_key]:.4f}")
-        typer.echo(f"{json.dumps(row['params'], sort_keys=True)}: {mean_key[5:]} {score}")
-    best = meta.get("best", {})
-    typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}")
+        stage = "then: " if row.get("stage") == 2 else ""       # the second stage's cells
+        typer.echo(f"{stage}{json.dumps(row['params'], sort_keys=True)}: {mean_key[5:]} {score}")
+    if meta.get("skipped"):
+        typer.echo(f"no search: the algorithm refuses the refit's training set ({meta['skipped']})")
+    else:
+        typer.echo(f"best: {json.dumps(meta.get('best', {}).get('params', {}), sort_keys=True)}")
     for row in meta.get("refit", []):
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
         typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
@@ -339,17 +352,27 @@ def _print_tune_summary(run_dir: Path):
 
 
 def _print_summary(run_dir: Path):
+    import pandas as pd
+
     from kernelbench.results import final_rows, read_results
 
     df = read_results(run_dir)
     if df.empty:
         return
     for _, r in final_rows(df, folds=True).iterrows():
-        metric = next((m for m in ("test_error", "test_mse", "train_error", "objective")
+        metric = next((m for m in ("test_error", "test_mae", "test_mse", "train_error", "objective")
                        if m in r and r[m] == r[m]), None)   # first metric that is not NaN
         value = f"{metric}={r[metric]:.4f}" if metric else ""
-        typer.echo(f"{r['algorithm']} trial {r['trial']}: {r['status']} at iteration {r['iteration']}, "
+        fold = "" if pd.isna(r["fold"]) else f" fold {r['fold']}"      # protocol: paper
+        typer.echo(f"{r['algorithm']} trial {r['trial']}{fold}: {r['status']} at iteration {r['iteration']}, "
                    f"{value}, train {r['train_seconds']:.2f}s")
+    import json
+
+    meta = json.loads((run_dir / "run.json").read_text())
+    if meta.get("protocol") == "paper":      # the paper's test error of a trial: its folds' mean
+        for s in meta.get("summary", []):
+            error = "" if s.get("test_error") is None else f", test_error={s['test_error']:.4f}"
+            typer.echo(f"trial {s['trial']} (mean of {s['folds']} folds): {s['status']}{error}")
 
 
 def main(argv=None):

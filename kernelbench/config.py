@@ -31,6 +31,9 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
                       the memory of a big set)                                   (default float64)
       strict          bool: refuse a file with defects the loader would repair (a value glued to
                       the next index, CRLF, blank lines, no final newline)        (default false)
+      classes         null | a list of >= 2 labels, e.g. [8, 6]: keep only the rows (train and test)
+                      whose label is listed; two classes make a binary task (labels keep their raw
+                      values), more a multi-class one (Dai et al.'s MNIST8M 8 vs 6)  (default null)
     with `name: synthetic` (kernelbench/data/synthetic.py; a generated replica, Bayes error known):
       shape           susy | higgs | hepmass                                      (default susy)
       n               training rows                       (default: the published training size)
@@ -45,14 +48,25 @@ Fields and defaults (a key left out, or given as null, takes its default unless 
                     declared defaults, and the resolved config shows them.
     grid            {param: [values...] | {log10: [lo, hi, num]}}; resolved to explicit lists
                     (default: no grid)
-    cv              folds for the grid, int >= 2                                         (default 5)
+    then            a second model-selection stage for `kernelbench grid`, same syntax as `grid`:
+                    after the grid's cells are cross-validated and the best chosen, these cells
+                    are cross-validated with the best grid values fixed (Geng et al. §6.1: η
+                    searched after C and σ). Needs `grid`; its parameters must not repeat the
+                    grid's; refused by `kernelbench run`                           (default: none)
+    cv              folds for the grid (and for `protocol: paper`), int >= 2             (default 5)
+    protocol        held-out | paper: what test_error measures (kernelbench/semisupervised.py).
+                    held-out: the test part. paper: Geng et al.'s §6.1 scheme, needs
+                    dataset.labeled -- per trial, L labeled rows of the training part + unlabeled
+                    fold i train, the other cv - 1 unlabeled folds are scored; the test part is
+                    not used                                                    (default held-out)
     trials          repeated runs with seeds seed, seed+1, ...; int >= 1                 (default 1)
     seed            int >= 0                                                             (default 0)
     stop            {passes: float > 0, iterations: int >= 1, seconds: float > 0}; the run stops at
                     whichever given limit comes first; at least one                (default passes=1)
     evaluate        every: iterations between evaluation points, int >= 1; default null =
                     about 10 points per pass (an iteration is a mini-batch for DSG, one sample for BSGD)
-                    on: subset of objective, train_error, test_error, test_mse, train_mse
+                    on: subset of objective, train_error, test_error, test_mse, train_mse,
+                        test_mae, train_mae (mean absolute error; regression only)
                         (default objective, train_error, test_error; without a test set
                         objective, train_error). `train_objective` is read as `objective`.
     search          what `kernelbench tune` samples, and what `grid` enumerates without `grid:`:
@@ -111,7 +125,7 @@ import difflib
 import itertools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -128,7 +142,8 @@ __all__ = [
 ]
 
 TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate",
-                  "tags", "search", "tune")
+                  "tags", "search", "tune", "protocol", "then")
+PROTOCOLS = ("held-out", "paper")       # what test_error measures (see `protocol` above)
 TUNE_KEYS = ("validation", "holdout", "shuffle", "rungs", "eta", "candidates", "budget", "refine")
 VALIDATIONS = ("holdout", "cv", "paper")
 _DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h)?\s*$")
@@ -138,7 +153,7 @@ PAPERS = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
 ROLES = ("ours", "baseline")
 _FIGURE_RE = re.compile(r"^(fig|table)[0-9]+[a-z]*$")
 DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca", "task",
-                "dtype", "strict")
+                "dtype", "strict", "classes")
 SYNTHETIC = "synthetic"
 SYNTHETIC_KEYS = ("shape", "n", "n_test", "noise", "data_seed")
 DTYPES = ("float64", "float32")
@@ -146,7 +161,8 @@ TASKS = ("binary", "multiclass", "regression")
 ALGORITHM_KEYS = ("name", "params")
 STOP_KEYS = ("passes", "iterations", "seconds")
 EVALUATE_KEYS = ("every", "on")
-EVALUATE_METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse")
+EVALUATE_METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse", "test_mae", "train_mae")
+REGRESSION_ONLY_METRICS = ("test_mae", "train_mae")   # mean absolute error (Dai et al. Fig. 1 (7)-(8))
 _METRIC_ALIASES = {"train_objective": "objective"}   # the spelling used in DESIGN.md's example
 SCALES = ("none", "standard", "minmax")
 _MAX_GRID_AXIS = 1000
@@ -174,6 +190,7 @@ class DatasetConfig:
     task: str | None = None             # override the registry's / inferred task (e.g. regression)
     dtype: str = "float64"              # float64 | float32 features
     strict: bool = False                # refuse files that need repairs
+    classes: tuple | None = None        # keep only rows of these labels; two make a binary task
     shape: str | None = None            # name: synthetic -- the generator's arguments
     n: int | None = None
     n_test: int | None = None
@@ -211,6 +228,17 @@ class StopConfig:
     def as_dict(self) -> dict:
         """The config keys that are set (config_to_dict)."""
         return {key: getattr(self, key) for key in STOP_KEYS if getattr(self, key) is not None}
+
+
+def same_training(stop: StopConfig, n_train: int, n_split: int) -> StopConfig:
+    """A budget in passes means passes over the whole training part, as the final run makes: a
+    split that trains on fewer rows makes proportionally more passes, so that it takes as many
+    steps as the final run (step schedules, feature counts and averaging depend on the step
+    count, not on the split's size; e.g. the papers' protocol trains on a fifth of the
+    unlabeled rows)."""
+    if stop.passes is None or n_split >= n_train:
+        return stop
+    return replace(stop, passes=stop.passes * n_train / n_split)
 
 
 @dataclass(frozen=True)
@@ -260,6 +288,8 @@ class ExperimentConfig:
     source: str | None = None           # the config file, if it came from one
     search: dict = dataclasses.field(default_factory=dict)   # {param: distribution}; {} = the declared space
     tune: TuneConfig = TuneConfig()
+    protocol: str = "held-out"          # one of PROTOCOLS
+    then: dict = dataclasses.field(default_factory=dict)     # second grid stage ({} = none), as `grid`
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,8 +346,10 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
     (except `source`, which is run metadata, not config)."""
     return {
         "name": cfg.name,
-        "dataset": {f.name: getattr(cfg.dataset, f.name) for f in dataclasses.fields(cfg.dataset)
-                    if f.name not in SYNTHETIC_KEYS or cfg.dataset.name == SYNTHETIC},
+        "dataset": {f.name: _plain(getattr(cfg.dataset, f.name)) for f in dataclasses.fields(cfg.dataset)
+                    if (f.name not in SYNTHETIC_KEYS or cfg.dataset.name == SYNTHETIC)
+                    # classes only when set: the configs (and resume) of earlier runs stay as they were
+                    and not (f.name == "classes" and cfg.dataset.classes is None)},
         "algorithm": {"name": cfg.algorithm.name, "params": _plain(cfg.algorithm.params)},
         "grid": _plain(cfg.grid),
         "cv": cfg.cv,
@@ -328,6 +360,9 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
         "tags": cfg.tags.as_dict(),
         **({"search": space_to_dict(cfg.search)} if cfg.search else {}),
         **({"tune": dataclasses.asdict(cfg.tune)} if cfg.tune != TuneConfig() else {}),
+        # only when not the default: held-out runs keep the config (and resume) they had before
+        **({"protocol": cfg.protocol} if cfg.protocol != "held-out" else {}),
+        **({"then": _plain(cfg.then)} if cfg.then else {}),     # only when set, as protocol
     }
 
 
@@ -552,14 +587,24 @@ def _construct(spec, params: dict, path: str, task: str | None):
 
 
 def _dataset_task(dataset) -> str | None:
-    """The task a config's dataset has: its `task` override, else the registry's (None: a user file)."""
+    """The task a config's dataset has: its `task` override, else that of its `classes` (two: binary,
+    more: multi-class), else the registry's (None: a user file)."""
+    from kernelbench.data.load import classes_task
+
     if dataset.task is not None:
         return dataset.task
+    registered = None
     if dataset.name is not None and dataset.name in _dataset_names():
         from kernelbench.data.registry import get_spec
 
-        return get_spec(dataset.name).task
-    return None
+        registered = get_spec(dataset.name).task
+    if dataset.classes is not None:
+        if registered == "regression":
+            _fail("dataset.classes", f"selects classes of a classification task, but dataset "
+                                     f"{dataset.name!r} is a regression task; set dataset.task to binary "
+                                     f"or multiclass to read its targets as class labels, or drop classes")
+        return classes_task(dataset.classes)
+    return registered
 
 
 def _grid_axis(value, path: str) -> list:
@@ -588,25 +633,26 @@ def _grid_axis(value, path: str) -> list:
     _fail(path, f"expected a list of values or {{log10: [lo, hi, num]}}, got {_show(value)}")
 
 
-def _check_grid_size(keys, axes):
+def _check_grid_size(keys, axes, field="grid"):
     cells = 1
     for axis in axes:
         cells *= len(axis)
     if cells > _MAX_GRID_CELLS:
-        _fail("grid", f"{cells} cells ({' x '.join(str(len(a)) for a in axes)} over "
+        _fail(field, f"{cells} cells ({' x '.join(str(len(a)) for a in axes)} over "
                       f"{', '.join(map(str, keys))}) is more than {_MAX_GRID_CELLS}; narrow it")
 
 
-def _validate_grid(raw, spec, fields, params, *, smoke, task=None) -> dict:
+def _validate_grid(raw, spec, fields, params, *, smoke, task=None, field="grid") -> dict:
+    """`grid:` (or `then:`, field="then") as {param: [explicit values]}."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        _fail("grid", f"expected a mapping of parameter -> list or {{log10: [lo, hi, num]}}, "
-                      f"got {_show(raw)}")
-    _check_keys(raw, tuple(fields), "grid")
+        _fail(field, f"expected a mapping of parameter -> list or {{log10: [lo, hi, num]}}, "
+                     f"got {_show(raw)}")
+    _check_keys(raw, tuple(fields), field)
     grid = {}
     for key, value in raw.items():
-        path = _join("grid", key)
+        path = _join(field, key)
         declared = fields[key]
         values = []
         for i, item in enumerate(_grid_axis(value, path)):
@@ -618,11 +664,24 @@ def _validate_grid(raw, spec, fields, params, *, smoke, task=None) -> dict:
         if smoke:
             values = values[:2]
         grid[key] = values
-    _check_grid_size(list(grid), list(grid.values()))
+    _check_grid_size(list(grid), list(grid.values()), field)
     for key, values in grid.items():          # each value on its own must satisfy the estimator
         for i, v in enumerate(values):
-            _construct(spec, {**params, key: v}, f"grid.{key}[{i}]", task)
+            _construct(spec, {**params, key: v}, f"{field}.{key}[{i}]", task)
     return grid
+
+
+def _validate_then(raw, grid: dict, spec, fields, params, *, smoke, task=None) -> dict:
+    """`then:`: the second stage of `kernelbench grid`, searched with the best `grid:` values fixed."""
+    then = _validate_grid(raw, spec, fields, params, smoke=smoke, task=task, field="then")
+    if then and not grid:
+        _fail("then", "a second search stage needs a first one: add `grid:` (searched first, its "
+                      "best values then fixed), or write these parameters under `grid:`")
+    repeated = sorted(set(then) & set(grid), key=str)
+    if repeated:
+        _fail("then", f"{', '.join(map(str, repeated))} already in `grid:`; a parameter is searched in "
+                      "one stage only: remove it from `then:` or from `grid:`")
+    return then
 
 
 def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
@@ -725,10 +784,28 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     strict = False if strict is None else strict
     if not isinstance(strict, bool):
         _fail("dataset.strict", f"expected true or false, got {_show(strict)}")
+    classes = _validate_classes(raw.get("classes"), task)
     synthetic = _validate_synthetic(raw) if name == SYNTHETIC else {}
     return DatasetConfig(name=name, path=path if name is None else None, subsample=subsample,
                          test=test, labeled=labeled, scale=scale, labeled_only=labeled_only, pca=pca,
-                         task=task, dtype=dtype, strict=strict, **synthetic)
+                         task=task, dtype=dtype, strict=strict, classes=classes, **synthetic)
+
+
+def _validate_classes(raw, task) -> tuple | None:
+    """dataset.classes: a list of >= 2 distinct labels (numbers), kept as written."""
+    if raw is None:
+        return None
+    if not isinstance(raw, (list, tuple)) or len(raw) < 2:
+        _fail("dataset.classes", f"expected a list of at least two labels, e.g. [8, 6], got {_show(raw)}")
+    for i, label in enumerate(raw):
+        if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
+            _fail(f"dataset.classes[{i}]", f"expected a label (a number, as in the data file), got {_show(label)}")
+    if len({float(v) for v in raw}) != len(raw):
+        _fail("dataset.classes", f"a label is listed twice in {_show(raw)}; list each class once")
+    if task == "regression":
+        _fail("dataset.classes", "selects classes of a classification task, but dataset.task is regression; "
+                                 "drop one of them")
+    return tuple(raw)
 
 
 def _validate_synthetic(raw: dict) -> dict:
@@ -778,7 +855,9 @@ def _validate_stop(raw) -> StopConfig:
     return StopConfig(passes=passes, iterations=iterations, seconds=seconds)
 
 
-def _validate_evaluate(raw, dataset: DatasetConfig) -> EvaluateConfig:
+def _validate_evaluate(raw, dataset: DatasetConfig, protocol: str = "held-out") -> EvaluateConfig:
+    # protocol paper scores the unlabeled folds in the test_* columns, with or without a test part
+    has_test = dataset.test != "none" or protocol == "paper"
     if isinstance(raw, dict) and True in raw and "on" not in raw:
         # YAML 1.1 (PyYAML) reads the bare key `on` as the boolean true: `evaluate: {on: [...]}`
         raw = {("on" if k is True else k): v for k, v in raw.items()}
@@ -788,7 +867,7 @@ def _validate_evaluate(raw, dataset: DatasetConfig) -> EvaluateConfig:
                                              what="a positive integer")
     on = raw.get("on")
     if on is None:
-        on = ("objective", "train_error") + (("test_error",) if dataset.test != "none" else ())
+        on = ("objective", "train_error") + (("test_error",) if has_test else ())
         return EvaluateConfig(every=every, on=on)
     if isinstance(on, str):
         on = [on]
@@ -802,7 +881,7 @@ def _validate_evaluate(raw, dataset: DatasetConfig) -> EvaluateConfig:
             hint = _suggest(metric, EVALUATE_METRICS) if isinstance(metric, str) else ""
             _fail(f"evaluate.on[{i}]", f"expected one of {', '.join(EVALUATE_METRICS)}, got "
                                        f"{_show(metric)}{hint}")
-        if metric.startswith("test_") and dataset.test == "none":
+        if metric.startswith("test_") and not has_test:
             _fail(f"evaluate.on[{i}]", f"{metric} needs a test set, but dataset.test is 'none'")
         if metric not in metrics:
             metrics.append(metric)
@@ -884,6 +963,7 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
     algorithm, spec, fields = _validate_algorithm(data.get("algorithm"), threads=threads,
                                                   smoke=smoke, task=task)
     grid = _validate_grid(data.get("grid"), spec, fields, algorithm.params, smoke=smoke, task=task)
+    then = _validate_then(data.get("then"), grid, spec, fields, algorithm.params, smoke=smoke, task=task)
     cv = data.get("cv")
     cv = 5 if cv is None else _as_int(cv, "cv", minimum=2, what="an integer >= 2 (folds)")
     trials = data.get("trials")
@@ -897,13 +977,32 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
         _fail("seed", f"seeds seed .. seed + trials - 1 must stay below 2**32, got seed={seed}, "
                       f"trials={trials}")
     stop = _validate_stop(data.get("stop"))
-    evaluate = _validate_evaluate(data.get("evaluate"), dataset)
+    protocol = _validate_protocol(data.get("protocol"), dataset)
+    evaluate = _validate_evaluate(data.get("evaluate"), dataset, protocol)
+    for metric in evaluate.on:
+        if metric in REGRESSION_ONLY_METRICS and task not in (None, "regression"):
+            _fail("evaluate.on", f"{metric} (mean absolute error) is for regression, but the "
+                                       f"dataset is a {task} task; use train_error / test_error")
     tags = _validate_tags(data.get("tags"))
     search = {} if data.get("search") is None else parse_space(data["search"], fields)
     tune = _validate_tune(data.get("tune"))
     return ExperimentConfig(name=name, dataset=dataset, algorithm=algorithm, grid=grid, cv=cv,
                             trials=trials, seed=seed, stop=stop, evaluate=evaluate, tags=tags,
-                            source=source, search=search, tune=tune)
+                            source=source, search=search, tune=tune, protocol=protocol,
+                            then=then)
+
+
+def _validate_protocol(raw, dataset: DatasetConfig) -> str:
+    if raw is None:
+        return "held-out"
+    if raw not in PROTOCOLS:
+        _fail("protocol", f"expected one of {', '.join(PROTOCOLS)}, got {_show(raw)}"
+                          f"{_suggest(raw, PROTOCOLS) if isinstance(raw, str) else ''}")
+    if raw == "paper" and dataset.labeled is None:
+        _fail("protocol", "paper is the semi-supervised fold scheme of Geng et al. (§6.1): L labeled "
+                          "rows + one unlabeled fold train, the other folds are scored; it needs "
+                          "dataset.labeled (e.g. 200); set it, or use protocol: held-out")
+    return raw
 
 
 def _validate_tune(raw) -> TuneConfig:

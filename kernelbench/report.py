@@ -6,6 +6,10 @@ results.csv found, of the runs tagged with the entry's paper (and figure or tabl
 names one), matching the entry's dataset, algorithm and parameters; the row names those runs'
 folders. Runs whose resolved settings differ (parameters, data, stop rule) are never pooled into one
 number: the row says which experiments collide and on what (`pooling_conflict`).
+
+Every claim gets a status: reproduced (ours within the entry's tolerance of the published value, or
+on the claimed side of a bound), differs, not run, or not reproducible here (the entry's `needs`:
+what it would take, e.g. features the authors never published or a neural-net comparator).
 """
 from __future__ import annotations
 
@@ -26,14 +30,22 @@ class Published:
     where: str                  # table / figure
     dataset: str                # our registry name
     algorithm: str              # our algorithm name
-    metric: str                 # test_error | test_accuracy | train_error (percent), counter:<name>,
-                                # counter%:<name> (percent), improvement_vs_gss:<merge> (training time,
-                                # percent), merge_time_improvement_vs_gss:<merge> (merging time, percent)
+    metric: str                 # test_error | test_accuracy | train_error (percent), test_mae, train_seconds,
+                                # counter:<name>, counter%:<name> (percent), improvement_vs_gss:<merge>
+                                # (training time, percent), merge_time_improvement_vs_gss:<merge> (merging
+                                # time, percent), at_seconds:<error>:<s> (percent, the error of the last
+                                # evaluation within s training seconds, per trial; s = libsvm: the mean
+                                # training seconds of the LIBSVM run with the same tags and dataset)
     value: float
     std: float | None = None
     params: dict = field(default_factory=dict)     # the entry applies to rows with these params
     note: str = ""
     figure: str | None = None   # the runs' tags.figure, when the entry is about one figure's runs
+    panel: str | None = None    # the runs' tags.panel, when one figure has two panels on one dataset
+    needs: str = ""             # set: not reproducible here; what it needs
+    tolerance: float | str | None = "default"   # reproduced when |ours − value| ≤ this ("default":
+                                                # `default_tolerance`); None: not judged (timings)
+    bound: str | None = None    # "max": the claim is ours ≤ value (+ tolerance); "min": ours ≥ value
 
 
 DAI = "Dai et al. 2014 (DSG)"
@@ -74,6 +86,30 @@ _GQ_TABLE3_LARGER = {"susy": (500, 39.201, 39.199), "skin_nonskin": (200, 14.173
 
 
 GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
+NEEDS_NN = "a neural-net comparator (kernelbench implements the kernel methods only)"
+NEEDS_MULTICLASS_HINGE = ("a multi-class hinge (SVM) loss in the DSG family (kernelbench's DSG, UDSG and CDSG "
+                          "have softmax for several classes; Table 3 compares kernel SVMs)")
+NEEDS_DAI_FEATURES = ("the convolutional features Dai et al. (2014) trained and used as input (never "
+                      "published); our config runs on raw pixels, another input")
+
+
+def tolerance(entry: Published) -> float | None:
+    """How far ours may lie from the published value and still count as reproduced: 1 point of
+    error / accuracy (or twice the published std, when larger: Glasmachers & Qaadan's Table 2 has
+    stds up to 3.9), 10 % of an MAE, 0.01 of a WD factor, 10 points of a time share or time gain
+    (those depend on the machine, but their size is the claim); an entry may set its own."""
+    if entry.tolerance != "default":
+        return entry.tolerance
+    metric = entry.metric
+    if metric in ("test_error", "test_accuracy", "train_error") or metric.startswith("at_seconds:"):
+        return max(1.0, 2 * entry.std) if entry.std else 1.0
+    if metric == "test_mae":
+        return 0.1 * abs(entry.value)
+    if metric.startswith("counter:"):
+        return 0.01
+    if metric.startswith(("counter%:", "merge_time_share")) or metric.startswith(GAIN_METRICS):
+        return 10.0
+    return None
 
 
 def _published() -> list[Published]:
@@ -88,6 +124,29 @@ def _published() -> list[Published]:
     entries.append(Published(DAI, "Fig. 1(3), SC1; §7 text", "covtype_binary", "dsg", "test_error", 15.0,
                              note="Forest, full 522k/58k data; 'about 15%, much better than n/r-pegasos "
                                   "and n/r-SDCA'"))
+    # §7 text, panels (2), (4)-(7) (p. 8); panel (8) has no number (NOT_TABULATED)
+    entries.append(Published(DAI, "Fig. 1(2); §7 text (best test error)", "mnist8m", "dsg", "test_error", 0.26,
+                             figure="fig1", panel="(2)", note="MNIST8M 8 vs 6, 1.6M rows, raw pixels "
+                             "(classes [8, 6]); digits86 is a small stand-in, not matched"))
+    entries.append(Published(DAI, "Fig. 1(4); §7 text", "mnist8m", "dsg", "test_error", 0.5, figure="fig1",
+                             panel="(4)", needs=NEEDS_DAI_FEATURES, note="MNIST8M, 10 classes, K-logistic"))
+    entries.append(Published(DAI, "Fig. 1(4); §7 text", "mnist8m", "neural net (fixed, joint)", "test_error",
+                             0.6, needs=NEEDS_NN, note="MNIST8M"))
+    entries.append(Published(DAI, "Fig. 1(5); §7 text", "cifar10", "neural net (2 conv + 2 local layers)",
+                             "test_error", 11.0, needs=NEEDS_NN,
+                             note="CIFAR10; DSG 'comparable performance but much faster' (no number)"))
+    entries.append(Published(DAI, "Fig. 1(6); §7 text", "imagenet_dai2014", "dsg", "test_error", 44.5,
+                             figure="fig1", panel="(6)", needs=NEEDS_DAI_FEATURES.replace(
+                                 "; our config runs on raw pixels, another input", " and max-voting over 10 "
+                                 "transformations of each test image"), note="ImageNet 2012"))
+    for algorithm, value in (("neural net (jointly trained)", 42.0), ("neural net (fixed, max-voting)", 46.0)):
+        entries.append(Published(DAI, "Fig. 1(6); §7 text", "imagenet_dai2014", algorithm, "test_error", value,
+                                 needs=NEEDS_NN, note="ImageNet 2012"))
+    entries.append(Published(DAI, "Fig. 1(7); §7 text", "qm7", "dsg", "test_mae", 2.97, figure="fig1",
+                             panel="(7)", note="QuantumMachine (QM7), K-ridge, kcal/mol; the paper also "
+                             "trains on virtual examples (permuted Coulomb matrices), which we do not generate"))
+    entries.append(Published(DAI, "Fig. 1(7); §7 text", "qm7", "neural net", "test_mae", 3.51, needs=NEEDS_NN,
+                             note="QuantumMachine (QM7), kcal/mol"))
     for dataset, name, libsvm, budgets in _GQ_DATA:
         entries.append(Published(GQ, "Table 1 (exact LIBSVM)", dataset, "libsvm", "test_accuracy", libsvm,
                                  note=name, figure="table1"))
@@ -125,16 +184,49 @@ def _published() -> list[Published]:
                              "merge_time_improvement_vs_gss:lookup-h", 65.0,
                              params={"budget": 100, "diagnose": False}, note="SUSY; merging time only",
                              figure="table2"))
-    for dataset, libsvm, dsg, udsg, cdsg in (("cifar10", 38.6, 40.7, 40.2, 40.2),
-                                             ("epsilon", 14.3, 14.5, 14.6, 14.5)):
-        for algorithm, value in (("libsvm", libsvm), ("dsg", dsg), ("udsg", udsg), ("cdsg", cdsg)):
+    # Table 3 (p. 7): kernel SVMs (hinge loss) on PCA-100 inputs, training error at the time LIBSVM
+    # converges (583 s on CIFAR-10, 8457 s on Epsilon on their machine): ours are read at the time our
+    # LIBSVM run of the same set took (`at_seconds:train_error:libsvm`)
+    for dataset, seconds, libsvm, dsg, udsg, cdsg in (("cifar10", 583, 38.6, 40.7, 40.2, 40.2),
+                                                      ("epsilon", 8457, 14.3, 14.5, 14.6, 14.5)):
+        entries.append(Published(LP, "Table 3 (training error when LIBSVM converges)", dataset, "libsvm",
+                                 "train_error", libsvm, figure="table3"))
+        entries.append(Published(LP, "§5.1 text (LIBSVM's time to converge)", dataset, "libsvm",
+                                 "train_seconds", seconds, figure="table3", tolerance=None))
+        for algorithm, value in (("dsg", dsg), ("udsg", udsg), ("cdsg", cdsg)):
             entries.append(Published(LP, "Table 3 (training error when LIBSVM converges)", dataset,
-                                     algorithm, "train_error", value))
+                                     algorithm, "at_seconds:train_error:libsvm", value, figure="table3",
+                                     params={"loss": "hinge"}, needs=NEEDS_MULTICLASS_HINGE if dataset == "cifar10" else "",
+                                     note="at the training seconds our LIBSVM run of the same set took"))
+    # §5.1 text after Table 3 (Epsilon): "all DSG-based algorithms can achieve 0.15 error within 150
+    # seconds. Especially, CDSG can achieve 0.147. However, they take more than 10,000 seconds to get
+    # the error lower than 0.144."
+    for algorithm in ("dsg", "udsg", "cdsg"):
+        entries.append(Published(LP, "§5.1 text (Epsilon)", "epsilon", algorithm, "at_seconds:train_error:150",
+                                 14.7 if algorithm == "cdsg" else 15.0, figure="table3", params={"loss": "hinge"},
+                                 bound="max", tolerance=0.1, note="training error within 150 s: ≤ 15 % (CDSG 14.7 %)"))
+        entries.append(Published(LP, "§5.1 text (Epsilon)", "epsilon", algorithm, "at_seconds:train_error:10000",
+                                 14.4, figure="table3", params={"loss": "hinge"}, bound="min", tolerance=0.0,
+                                 note="still above 14.4 % after 10,000 s"))
+    # Tables 5-6 (p. 8): DSG family on Dai et al.'s pretrained convolutional features vs two neural nets
+    for table, rows in (("Table 5 (test error when CDSG converges)",
+                         {"cifar10": (16.0, 15.9, 15.8, 18.0, 19.1), "mnist8m": (6.1, 5.9, 5.3, 7.1, 8.5),
+                          "imagenet_dai2014": (45.1, 44.9, 44.7, 48.2, 58.6)}),
+                        ("Table 6 (converged test error)",
+                         {"cifar10": (15.8, 15.9, 15.8, 15.8, 15.9), "mnist8m": (5.3, 5.4, 5.3, 7.1, 6.2),
+                          "imagenet_dai2014": (44.9, 44.8, 44.7, 46.2, 42.4)})):
+        for dataset, values in rows.items():
+            for algorithm, value in zip(("dsg", "udsg", "cdsg", "neural net (fixed)", "neural net (joint)"), values):
+                needs = NEEDS_NN if algorithm.startswith("neural") else NEEDS_DAI_FEATURES.split(";")[0]
+                entries.append(Published(LP, table, dataset, algorithm, "test_error", value, needs=needs))
     return entries
 
 
 PUBLISHED = _published()
 NOT_TABULATED = {
+    DAI: "Fig. 1(8) MolecularSpace (2.3M molecules, K-ridge): 'still comparable with neural net', no "
+         "number; the data was never published for download (registry: molecularspace). Fig. 1's "
+         "curves (test error vs data seen / time) are drawn by `make figures` (dai2014_*).",
     GENG: "Fig. 3 is a box plot (no table to compare against); `make figures` draws ours.",
     GU: "Gu et al. publish curves only (Fig. 1a-f accuracy/MSE vs training time, Fig. 1g-h testing "
         "time, Fig. 2 speedup), no table: `make figures` draws ours (gu2018_*) and "
@@ -144,7 +236,8 @@ NOT_TABULATED = {
 
 def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
     """The rows of `entry`'s runs: its paper's (and figure's) tags, dataset, algorithm, params."""
-    rows = tagged(rows, paper=PAPER_TAGS[entry.paper], **({"figure": entry.figure} if entry.figure else {}))
+    tags = {k: v for k, v in (("figure", entry.figure), ("panel", entry.panel)) if v}
+    rows = tagged(rows, paper=PAPER_TAGS[entry.paper], **tags)
     rows = rows[(rows["dataset"] == entry.dataset) & (rows["algorithm"] == entry.algorithm)]
     if entry.params and len(rows):
         keep = rows["params"].map(lambda p: all(json.loads(p).get(k) == v for k, v in entry.params.items()))
@@ -153,7 +246,7 @@ def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
 
 
 def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
-            entry: Published | None = None) -> np.ndarray:
+            entry: Published | None = None, curves: pd.DataFrame | None = None) -> np.ndarray:
     if metric.startswith(GAIN_METRICS):
         # 100·(1 − mean time of this merge method / mean time of GSS-standard), same data and budget:
         # training time, or the budget-maintenance (merging) time the solver counts
@@ -166,13 +259,33 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
         if not len(method) or not len(reference):
             return np.array([])
         return np.array([100.0 * (1.0 - method.mean() / reference.mean())])
+    if metric.startswith("at_seconds:"):     # per trial: the last evaluation within s training seconds
+        _, name, seconds = metric.split(":")
+        if seconds == "libsvm":
+            exact = _matches(final, replace(entry, algorithm="libsvm", params={}))
+            if not len(exact):
+                return np.array([])
+            seconds = exact["train_seconds"].astype(float).mean()
+        values = []
+        for _, trial in (curves if curves is not None else rows).groupby(["run_id", "trial"]):
+            trained = trial["train_seconds"].astype(float)
+            within = trial[(trained <= float(seconds)) & trial[name].notna()]
+            if len(within) and trained.max() >= float(seconds):     # a trial stopped before s says nothing
+                values.append(100.0 * float(within.sort_values("train_seconds")[name].iloc[-1]))
+        return np.asarray(values, dtype=float)
     if metric == "merge_time_share":      # 100 · budget-maintenance seconds / training seconds
         values = 100.0 * _counter(rows, "maintenance_seconds") / rows["train_seconds"].astype(float)
         return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
-    if metric == "test_accuracy":
-        values = 100.0 * (1.0 - rows["test_error"].astype(float))
-    elif metric in ("test_error", "train_error"):
-        values = 100.0 * rows[metric].astype(float)
+    if metric in ("test_accuracy", "test_error", "train_error"):
+        if metric == "test_accuracy":
+            values = 100.0 * (1.0 - rows["test_error"].astype(float))
+        else:
+            values = 100.0 * rows[metric].astype(float)
+        if "fold" in rows and rows["fold"].notna().any():
+            # protocol: paper (Geng et al. §6.1): a trial's error is the mean over its folds
+            values = values.groupby([rows["run_id"], rows["params"], rows["trial"]]).mean()
+    elif metric in ("test_mae", "train_seconds"):
+        values = rows[metric].astype(float) if metric in rows else pd.Series([], dtype=float)
     else:                                   # counter:<name> as is, counter%:<name> in percent
         kind, name = metric.split(":", 1)
         factor = 100.0 if kind == "counter%" else 1.0
@@ -187,11 +300,14 @@ def _counter(rows: pd.DataFrame, name: str) -> pd.Series:
 
 def _setting(params: str, config: str) -> str:
     """What a number measures, beyond the entry's own filter: the resolved algorithm parameters and
-    the run's data and stop rule (from its run.json; seeds and trial counts may differ)."""
+    the run's data, stop rule and protocol (from its run.json; seeds and trial counts may differ):
+    a `protocol: paper` test error (scored on unlabeled folds) is not a held-out one."""
     setting = {"params": json.loads(params) if params else {}}
     if config:
         resolved = json.loads(config)
-        setting.update(dataset=resolved.get("dataset"), stop=resolved.get("stop"))
+        protocol = resolved.get("protocol", "held-out")        # absent: held-out (config_to_dict)
+        setting.update(dataset=resolved.get("dataset"), stop=resolved.get("stop"),
+                       run={"protocol": protocol, "cv": resolved.get("cv") if protocol == "paper" else None})
     return json.dumps(setting, sort_keys=True)
 
 
@@ -237,6 +353,7 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
     folder_of = {p.parent.name: p.parent for d in results_dirs for p in Path(d).rglob("run.json")}
     # smoke runs are already left out by collect_results
     final = final_rows(df, statuses=("ok",), old_runs=True)
+    curves = df[df["status"].fillna("ok") == "ok"] if len(df) and "status" in df else df
     table = []
     for e in entries:
         if e.metric.startswith(GAIN_METRICS):
@@ -245,35 +362,72 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
         else:
             rows = _matches(final, e) if len(final) else final
         conflict = pooling_conflict(rows) if len(rows) else None
-        values = _values(rows, e.metric, final, e) if len(rows) and not conflict else np.array([])
+        trial_curves = (_matches(curves, e) if e.metric.startswith("at_seconds:") and len(rows) else None)
+        if trial_curves is not None:
+            trial_curves = trial_curves[trial_curves["run_id"].isin(set(rows["run_id"]))]
+        values = _values(rows, e.metric, final, e, trial_curves) if len(rows) and not conflict else np.array([])
         ours = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
         runs = sorted(set(rows["run_id"])) if len(rows) else []
         machines = _machines(folder_of[r] for r in runs if r in folder_of) if ours else []
         table.append({"paper": e.paper, "where": e.where, "dataset": e.dataset, "algorithm": e.algorithm,
                       "params": e.params, "metric": e.metric, "published": e.value, "published_std": e.std,
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
-                      "runs": runs, "conflict": conflict, "machines": machines, "note": e.note})
+                      "runs": runs, "conflict": conflict, "machines": machines, "note": e.note,
+                      "status": claim_status(e, ours, conflict)})
     lines = ["# kernelbench: our numbers next to the papers'", "",
-             "Values in percent (WD factors as ratios). Ours: mean ± std over finished trials (n) of "
-             "the runs tagged for the entry (their folders listed), never of runs whose parameters, "
-             "data or stop rule differ; time improvements compare mean training times of the same "
-             "data and budget.", ""]
+             "Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
+             "seconds). Ours: mean ± std over finished trials (n) of the runs tagged for the entry (their "
+             "folders listed), never of runs whose parameters, data or stop rule differ; time "
+             "improvements compare mean training times of the same data and budget. Status: reproduced "
+             "when ours lies within the tolerance of the published value (1 point of error, or twice the "
+             "published std; 10 % of an MAE; 0.01 of a WD factor; 10 points of a time share or gain), "
+             "or on the claimed side of a bound; timings of the authors' machines are shown, not judged.",
+             ""]
     for name in dict.fromkeys(e.paper for e in entries):
-        lines += [f"## {name}", "", "| where | dataset | algorithm | params | metric | published | ours (n) | difference | runs | measured on |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in (r for r in table if r["paper"] == name):
+        mine = [r for r in table if r["paper"] == name]
+        counts = {}
+        for r in mine:
+            key = r["status"].split(":")[0].split(" (")[0]
+            counts[key] = counts.get(key, 0) + 1
+        lines += [f"## {name}", "",
+                  f"{len(mine)} claims: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".", "",
+                  "| where | dataset | algorithm | params | metric | published | ours (n) | difference | status | runs | measured on |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in mine:
             published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None else "")
             ours = (f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} ({r['ours'][2]})" if r["ours"]
-                    else r["conflict"] or "not run")
+                    else r["conflict"] or "")
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else ""
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
                          f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {diff} | "
-                         f"{', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
+                         f"{r['status']} | {', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
         lines.append("")
     for name, why in untabulated.items():
         lines += [f"## {name}", "", why, ""]
     return "\n".join(lines), table
+
+
+def claim_status(entry: Published, ours, conflict) -> str:
+    """reproduced / differs / not run / not pooled / not reproducible here: needs …, or measured
+    (not judged) for an entry without a tolerance."""
+    if entry.needs:
+        return f"not reproducible here: needs {entry.needs}"
+    if conflict:
+        return "not pooled"
+    if ours is None:
+        return "not run"
+    allowed = tolerance(entry)
+    if allowed is None:
+        return "measured (not judged: another machine's time)"
+    mean = ours[0]
+    if entry.bound == "max":
+        ok, claim = mean <= entry.value + allowed, f"≤ {entry.value:g}"
+    elif entry.bound == "min":
+        ok, claim = mean >= entry.value - allowed, f"≥ {entry.value:g}"
+    else:
+        ok, claim = abs(mean - entry.value) <= allowed, f"within ±{allowed:g}"
+    return f"{'reproduced' if ok else 'differs'} ({claim})"
 
 
 def markdown_to_html(markdown: str) -> str:

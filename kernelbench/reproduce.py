@@ -10,10 +10,15 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
                config's time limit (stop.seconds × cells × trials); "?" when neither is known;
     budget     with --budget, experiments are started while that much time has not been spent
                (a started one is finished; the rest are listed as left for the next call).
+    selection  a model-selection config (`cv:` set, or `then:`; e.g. configs/*_grid.yaml) runs as
+               `kernelbench grid` does: its grid cross-validated on the training part, the best
+               refitted and scored on the test part (runner.grid_search), not every cell on the test part.
 
 Some panels are produced by scripts, not configs (a sweep over training sizes, a threads sweep):
 `SCRIPTS` names them; `reproduce` lists them with their command and does not run them.
 `reproduce --list` prints the whole paper × figure/table × dataset × algorithm matrix.
+`protocol` ("held-out" | "paper", `--protocol`) overrides the config's `protocol:` in every config
+with dataset.labeled (the semi-supervised ones); the others run as they are.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelbench.config import PAPERS, ExperimentConfig, config_to_dict, expand_grid, load_config
+from kernelbench.config import PAPERS, PROTOCOLS, ExperimentConfig, config_to_dict, expand_grid, load_config
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.results import Run
 
@@ -44,6 +49,7 @@ class Experiment:
     missing: str | None            # why it cannot run here (its data), with the fix; None: runnable
     previous: Run | None           # the newest run folder of this exact config
     estimate: float | None         # seconds, or None if unknown
+    selection: bool = False        # a model-selection config: run by grid_search (selects_model)
 
     @property
     def done(self) -> bool:
@@ -58,10 +64,13 @@ class Experiment:
         return "resume" if self.previous is not None else "to run"
 
 
-def experiments(paper: str | None, configs_dir, out_dir) -> list[Experiment]:
-    """The configs tagged with `paper` (every tagged config for None), in file-name order."""
+def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None) -> list[Experiment]:
+    """The configs tagged with `paper` (every tagged config for None), in file-name order; with
+    `protocol`, the semi-supervised ones (dataset.labeled) under that protocol."""
     if paper is not None and paper not in PAPERS:
         raise ConfigError(f"unknown paper {paper!r}; the papers are {', '.join(PAPERS)}")
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ConfigError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     configs_dir = Path(configs_dir)
     if not configs_dir.is_dir():
         raise KernelbenchError(f"configs folder {configs_dir} does not exist; run from the repository "
@@ -71,9 +80,21 @@ def experiments(paper: str | None, configs_dir, out_dir) -> list[Experiment]:
         cfg = load_config(path)
         if cfg.tags.paper is None or (paper is not None and cfg.tags.paper != paper):
             continue
+        selection = selects_model(path, cfg)
+        if protocol is not None and cfg.dataset.labeled is not None and not selection:
+            cfg = load_config(path, overrides={"protocol": protocol})
         previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg))     # None under a missing folder
-        found.append(Experiment(path, cfg, missing_data(cfg), previous, estimate_seconds(cfg, out_dir)))
+        found.append(Experiment(path, cfg, missing_data(cfg), previous,
+                                estimate_seconds(cfg, out_dir, selection=selection), selection))
     return found
+
+
+def selects_model(path, cfg: ExperimentConfig) -> bool:
+    """A model-selection config: `cv:` written in the file (the resolved config always has a cv,
+    5 by default, so the file says it) or a `then:` stage."""
+    import yaml
+
+    return bool(cfg.then) or "cv" in (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
 
 
 def missing_data(cfg: ExperimentConfig) -> str | None:
@@ -94,9 +115,10 @@ def missing_data(cfg: ExperimentConfig) -> str | None:
     return f"{dc.name} ({', '.join(absent)}) not in the cache or a mirror: kernelbench datasets fetch {dc.name}"
 
 
-def estimate_seconds(cfg: ExperimentConfig, out_dir) -> float | None:
+def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False) -> float | None:
     """Wall seconds: the newest earlier run of this experiment under out_dir (any config), else the
-    time limit of every cell; None when neither is known."""
+    time limit of every cell (selection: the cv folds of both stages' cells, then the refit
+    trials); None when neither is known."""
     for path in sorted(Path(out_dir).glob(f"{cfg.name}-*"), reverse=True):
         try:
             meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
@@ -105,15 +127,18 @@ def estimate_seconds(cfg: ExperimentConfig, out_dir) -> float | None:
         if meta.get("status") == "finished" and meta.get("duration_seconds"):
             return float(meta["duration_seconds"])
     if cfg.stop.seconds:
+        if selection:
+            searched = len(expand_grid(cfg.grid)) + (len(expand_grid(cfg.then)) if cfg.then else 0)
+            return cfg.stop.seconds * (searched * cfg.cv + cfg.trials)
         return cfg.stop.seconds * len(expand_grid(cfg.grid)) * cfg.trials
     return None
 
 
-def matrix(paper: str | None, configs_dir, out_dir) -> str:
+def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None) -> str:
     """The `reproduce --list` table: paper, figure/table, panel, dataset, algorithm, state."""
     rows = [(e.cfg.tags.paper, e.cfg.tags.figure or "", e.cfg.tags.panel or "", e.cfg.dataset.name or "",
              e.cfg.algorithm.name, e.cfg.tags.role or "", e.state, _duration(e.estimate), e.path.name,
-             e.missing or "") for e in experiments(paper, configs_dir, out_dir)]
+             e.missing or "") for e in experiments(paper, configs_dir, out_dir, protocol=protocol)]
     rows += [(p, figure, "", "", "(script)", "", "script", "?", command, "")
              for p, figure, command in SCRIPTS if paper in (None, p)]
     rows.sort(key=lambda r: (r[0], r[1], r[3], r[4]))
@@ -128,17 +153,18 @@ def matrix(paper: str | None, configs_dir, out_dir) -> str:
 
 
 def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
-              execution=None, quiet=False, echo=print) -> dict:
+              execution=None, quiet=False, echo=print, protocol: str | None = None) -> dict:
     """Run the paper's runnable experiments not done yet (resuming unfinished ones), then render its
-    figures and write its report section. Returns what happened to each config."""
+    figures and write its report section. Returns what happened to each config. `protocol`: see
+    the module docstring."""
     from tqdm.auto import tqdm
 
     from kernelbench.figures import render_all
     from kernelbench.report import build_report, markdown_to_html
     from kernelbench.results import atomic_write_text
-    from kernelbench.runner import run_experiment
+    from kernelbench.runner import grid_search, run_experiment
 
-    found = experiments(paper, configs_dir, out_dir)
+    found = experiments(paper, configs_dir, out_dir, protocol=protocol)
     todo = [e for e in found if e.state in ("to run", "resume")]
     known = [e.estimate for e in todo if e.estimate is not None]
     estimate = (f"estimated {_duration(sum(known))} for {len(known)} of them"
@@ -160,9 +186,12 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
             outcome[e.path.name] = "left (budget spent)"
             continue
         bar.set_postfix_str(e.cfg.name)
+        command = ["kernelbench", "reproduce", paper, *(["--protocol", protocol] if protocol else [])]
         try:
-            run_experiment(e.cfg, out_dir=out_dir, quiet=True, resume=e.previous is not None,
-                           command=["kernelbench", "reproduce", paper], execution=execution)
+            # a model-selection config: cross-validated search on the training part, the refit on the test part
+            run = grid_search if e.selection else run_experiment
+            run(e.cfg, out_dir=out_dir, quiet=True, resume=e.previous is not None, execution=execution,
+                command=command)
             outcome[e.path.name] = "ran"
         except KeyboardInterrupt:
             raise

@@ -50,7 +50,8 @@ __all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "Run", "rea
 TAG_COLUMNS = list(TAGS_KEYS)        # paper, figure, panel, role: the run's tags, empty when untagged
 COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
            "budget", "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
-           "objective", "train_error", "train_mse", "test_error", "test_mse", "predict_seconds",
+           "objective", "train_error", "train_mse", "train_mae", "test_error", "test_mse", "test_mae",
+           "predict_seconds",
            "threads", "counters", "status", "message", "final", *TAG_COLUMNS]
 ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
 RUN_STATUSES = ("running", "finished", "failed", "interrupted")
@@ -61,8 +62,8 @@ _STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "co
                    "message", *TAG_COLUMNS)
 _INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                 "n_support_vectors", "threads", "final")
-_FLOAT_COLUMNS = ("budget", "train_seconds", "objective", "train_error", "train_mse", "test_error", "test_mse",
-                  "predict_seconds")
+_FLOAT_COLUMNS = ("budget", "train_seconds", "objective", "train_error", "train_mse", "train_mae", "test_error",
+                  "test_mse", "test_mae", "predict_seconds")
 _RESERVED_META = ("run_id", "experiment", "status", "started", "ended", "duration_seconds", "tags")
 
 
@@ -506,7 +507,9 @@ def read_results(run_dir):
 
 def final_rows(df, *, folds: bool = False, statuses=None, old_runs: bool = False):
     """The last row of every finished cell: its row with final = 1. Cross-validation rows (a fold
-    set: model selection) are left out unless `folds`; with `statuses` (e.g. ("ok",)) only rows of
+    set: model selection) are left out unless `folds` -- except on a collect_results frame the rows
+    of `protocol: paper` runs, whose folds are the measurement (the paper's test error, runner.
+    run_experiment); with `statuses` (e.g. ("ok",)) only rows of
     those statuses are kept. With `old_runs`, a run written before the `final` column existed (no
     row of it marked) counts the last row of each (params, trial, fold) as final -- never for a run
     of today, whose unmarked cells are unfinished. Works on read_results / collect_results frames."""
@@ -514,7 +517,10 @@ def final_rows(df, *, folds: bool = False, statuses=None, old_runs: bool = False
         return df
     rows = df
     if not folds and "fold" in rows:
-        rows = rows[rows["fold"].isna() | (rows["fold"].astype(str) == "")]
+        measured = rows["fold"].isna() | (rows["fold"].astype(str) == "")
+        if "config" in rows:
+            measured |= (config_values(rows, "protocol") == "paper").astype(bool)
+        rows = rows[measured]
     keep = (rows["final"] == 1).fillna(False).astype(bool)
     if old_runs:
         unmarked = rows["final"].isna().groupby(rows["run_id"]).transform("all").astype(bool)

@@ -42,7 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from kernelbench import semisupervised
-from kernelbench.config import ExperimentConfig, StopConfig, TagsConfig, TuneConfig, config_to_dict
+from kernelbench.config import (ExperimentConfig, StopConfig, TagsConfig, TuneConfig, config_to_dict,
+                                same_training)
 from kernelbench.errors import ConfigError, DataError
 from kernelbench.results import atomic_write_text, cell_key, read_results
 from kernelbench.search import inside, optuna_distributions, resolve_space, space_to_dict
@@ -227,17 +228,6 @@ def rung_budgets(stop: StopConfig, settings: TuneConfig) -> list[tuple[StopConfi
         budget = next(v for v in (passes, iterations, seconds) if v is not None)
         out.append((scaled, float(budget)))
     return out
-
-
-def same_training(stop: StopConfig, n_train: int, n_split: int) -> StopConfig:
-    """A budget in passes means passes over the whole training part, as the final run makes: a
-    split that trains on fewer rows makes proportionally more passes, so that it takes as many
-    steps as the final run (step schedules, feature counts and averaging depend on the step
-    count, not on the split's size; e.g. the papers' protocol trains on a fifth of the
-    unlabeled rows)."""
-    if stop.passes is None or n_split >= n_train:
-        return stop
-    return replace(stop, passes=stop.passes * n_train / n_split)
 
 
 def validation_splits(prepared, cfg: ExperimentConfig) -> list[tuple]:

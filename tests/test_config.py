@@ -255,6 +255,24 @@ def test_grid_values_are_checked_like_params():
                                      "gamma": {"log10": [0, 1, 1000]}}))
 
 
+def test_then_is_a_second_stage_resolved_and_checked_like_grid():
+    cfg = config_from_dict(with_("then", {"eta": {"log10": [0, 3, 4]}, "batch_size": [32, 64]}))
+    assert cfg.then == {"eta": [1.0, 10.0, 100.0, 1000.0], "batch_size": [32, 64]}
+    assert config_from_dict(config_to_dict(cfg)) == cfg
+    assert "then" not in config_to_dict(config_from_dict(full_config()))   # older runs' configs unchanged
+    assert config_from_dict(with_("then", {"eta": [1.0, 10.0, 100.0]}), overrides={"smoke": True}).then == \
+        {"eta": [1.0, 10.0]}
+    raises_at("then.eta[0]", with_("then", {"eta": [0]}))
+    raises_at("then.eta.log10", with_("then", {"eta": {"log10": [0, 3]}}))
+    raises_at("then", with_("then", {"etta": [1.0]}), match="eta")          # unknown, with the suggestion
+    raises_at("then", with_("then", [1.0, 10.0]), match="mapping")
+
+
+def test_then_must_not_repeat_a_grid_axis_and_needs_a_grid():
+    raises_at("then", with_("then", {"gamma": [1.0], "eta": [1.0]}), match="gamma already in `grid:`")
+    raises_at("then", with_("grid", None, with_("then", {"eta": [1.0, 10.0]})), match="add `grid:`")
+
+
 def test_dataset_needs_exactly_one_of_name_and_path(tmp_path):
     f = tmp_path / "d.svm"
     f.write_text("")

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.usefixtures("isolated_data")
 PAPER_SETS = ["cod-rna", "w6a", "w8a", "ijcnn1", "skin_nonskin", "susy", "higgs", "dota2", "hepmass", "a9a",
               "phishing", "covtype_binary", "covtype", "mnist", "mnist8m", "rcv1", "aloi", "epsilon",
               "yearpredictionmsd", "cifar10", "abalone", "svmguide1", "australian_scale", "fourclass_scale",
-              "heart_scale", "covtype_subset20k", "digits86"]
+              "heart_scale", "covtype_subset20k", "digits86", "qm7", "imagenet_dai2014", "molecularspace"]
 
 
 def test_every_dataset_of_the_papers_is_registered_and_valid():
@@ -33,7 +33,8 @@ def test_every_dataset_of_the_papers_is_registered_and_valid():
         assert spec.task in ("binary", "multiclass", "regression")
         for f in spec.files.values():
             assert f.url is None or f.url.startswith(("https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/",
-                                                      "https://archive.ics.uci.edu/"))
+                                                      "https://archive.ics.uci.edu/",
+                                                      "https://quantum-machine.org/data/"))
             assert f.sha256 is None or re.fullmatch(r"[0-9a-f]{64}", f.sha256)
             assert f.n is None or f.n > 0
     assert "SUBSET" in load_registry()["covtype_subset20k"].description
@@ -145,3 +146,33 @@ def test_cli_list_info_path_fetch(tmp_path):
 def test_cli_fetch_missing_raises_data_error():
     out = _invoke("fetch", "susy")
     assert isinstance(out.exception, DataError) and "SUSY" in str(out.exception)
+
+
+# ------------------------------------------------------------------ sets that cannot be downloaded
+
+@pytest.mark.parametrize("name, why", [
+    ("imagenet_dai2014", "convolutional features Dai et al. trained on ImageNet 2012 were never published"),
+    ("molecularspace", "Harvard Clean Energy Project"),
+])
+def test_sets_without_a_download_are_listed_and_fail_saying_why(name, why, tmp_path):
+    """url null: registry validation and `datasets list` accept them (not local); fetching and a config
+    that uses them fail with exit code 2 and a message saying the data cannot be fetched, and why."""
+    import subprocess
+    import sys
+
+    spec = load_registry()[name]
+    assert spec.files and all(f.url is None for f in spec.files.values()) and why in spec.note
+    out = _invoke("list")
+    assert out.exit_code == 0
+    line = next(line for line in out.output.splitlines() if line.startswith(name + " "))
+    assert " no " in line
+    out = _invoke("info", name)
+    assert out.exit_code == 0 and "no public download" in out.output and why in out.output
+    out = _invoke("fetch", name)
+    assert isinstance(out.exception, DataError)
+    assert "cannot be fetched" in str(out.exception) and why in str(out.exception)
+    config = Path(__file__).resolve().parents[1] / "configs" / f"{name}_dsg_dai2014.yaml"
+    proc = subprocess.run([sys.executable, "-m", "kernelbench.cli", "run", str(config), "--out",
+                           str(tmp_path / "out"), "--quiet"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "cannot be fetched" in proc.stderr and why in proc.stderr and "Traceback" not in proc.stderr

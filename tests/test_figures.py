@@ -12,7 +12,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from kernelbench.figures import FIGURES, render_all  # noqa: E402
+from kernelbench.figures import DATA_FREE, FIGURES, render_all  # noqa: E402
 from kernelbench.figures.bsgd_tables import final_bsgd_rows  # noqa: E402
 from kernelbench.figures import dsg_curves, geng_s3vm, gu_asydsskl  # noqa: E402  (names test_*: not imported)
 from kernelbench.figures.geng_s3vm import geng_rows, loglog_slope, time_vs_size  # noqa: E402
@@ -85,6 +85,28 @@ def test_geng_figures_select_by_tags_and_read_sizes_and_passes_from_the_runs(tmp
     assert "TSGS3VM, 5 passes" in labels and "DSG, 200 labeled only" in labels and "FRS3VM" not in labels
 
 
+def test_geng_fig3_draws_paper_protocol_runs_apart_with_a_value_per_trial(tmp_path):
+    """The fold scheme's runs (protocol: paper, one row per fold) are a figure of their own, each
+    trial the mean of its folds; the held-out figure never shows them."""
+    geng3 = {"paper": "geng2019", "figure": "fig3", "panel": "Cod RNA"}
+    make_run(tmp_path, "cod_rna_tsgs3vm", geng3, config={"stop": {"passes": 1}},
+             rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "trial": t, "test_error": 0.07, "final": 1}
+                   for t in range(2)])
+    make_run(tmp_path, "cod_rna_tsgs3vm_paper", geng3, config={"stop": {"passes": 1}, "protocol": "paper"},
+             rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "trial": t, "fold": i,
+                    "test_error": 0.10 + 0.02 * i + 0.1 * t, "final": 1} for t in range(2) for i in range(5)])
+    df = collect_results(tmp_path)
+    held_out = geng_s3vm.test_error_boxplot(df)
+    paper = geng_s3vm.test_error_boxplot_paper_protocol(df)
+    def levels(fig):            # y of the boxes' horizontal segments: caps (min, max) and median
+        (ax,) = fig.axes
+        return sorted(round(float(line.get_ydata()[0]), 6) for line in ax.lines if len(line.get_ydata()) == 2
+                      and line.get_ydata()[0] == line.get_ydata()[1] and line.get_xdata()[0] != line.get_xdata()[1])
+    assert set(levels(held_out)) == {7.0}
+    assert sorted(set(levels(paper))) == [14.0, 19.0, 24.0]    # trials 14 % and 24 % (fold means), not folds
+    assert "fold scheme" in titles(paper)[0] and "held-out" in titles(held_out)[0]
+
+
 # ---------------------------------------------------------------------------------------- Gu et al.
 
 def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
@@ -144,16 +166,21 @@ def test_dai_figure_draws_only_its_tagged_runs(tmp_path):
     assert dsg_curves.test_error_vs_samples(df[df["figure"] != "fig1"]) is None
 
 
-def test_li_poczos_table3_reads_fig1_and_table3_runs(tmp_path):
+def test_li_poczos_table3_reads_only_its_kernel_svm_runs(tmp_path):
+    """Table 3 compares kernel SVMs: the hinge-loss runs tagged table3, read at LIBSVM's time; Fig. 1's
+    logistic runs on the same set (tagged fig1) never enter it."""
     lp = {"paper": "li2016", "panel": "CIFAR-10"}
     make_run(tmp_path, "cifar10_libsvm_li2016", {**lp, "figure": "table3"},
              rows=[{"dataset": "cifar10", "algorithm": "libsvm", "train_seconds": 10.0, "train_error": 0.386,
                     "final": 1}])
     for trial, errors in enumerate([(0.5, 0.41, 0.30), (0.5, 0.39, 0.30)]):   # the last point is after 10 s
-        make_run(tmp_path, f"cifar10_cdsg_li2016_{trial}", {**lp, "figure": "fig1"},
+        make_run(tmp_path, f"cifar10_cdsg_li2016_table3_{trial}", {**lp, "figure": "table3"},
                  rows=[{"dataset": "cifar10", "algorithm": "cdsg", "trial": trial, "iteration": i,
-                        "train_seconds": s, "train_error": e, "objective": 1.0, "final": int(i == 2)}
+                        "train_seconds": s, "train_error": e, "final": int(i == 2)}
                        for i, (s, e) in enumerate(zip((1.0, 9.0, 20.0), errors))])
+    make_run(tmp_path, "cifar10_dsg_li2016", {**lp, "figure": "fig1"},                   # Fig. 1: logistic
+             rows=[{"dataset": "cifar10", "algorithm": "dsg", "train_seconds": 1.0, "train_error": 0.2,
+                    "objective": 1.0, "final": 1}])
     make_run(tmp_path, "cifar10_dsg_other", {"paper": "dai2014", "figure": "fig1"},       # not Li & Poczos'
              rows=[{"dataset": "cifar10", "algorithm": "dsg", "train_seconds": 1.0, "train_error": 0.9, "final": 1}])
     got = table3(collect_results(tmp_path))
@@ -189,5 +216,7 @@ def test_untagged_results_draw_only_the_generic_figure(tmp_path):
                     "train_seconds": 0.1 * i, "objective": 1.0 / i, "test_error": 0.1, "final": int(i == 2)}
                    for i in (1, 2)])
     written = render_all(tmp_path / "results", tmp_path / "figs")
-    assert sorted(p.name for p in written) == ["objective_vs_time.pdf", "objective_vs_time.png"]
-    assert render_all(tmp_path / "empty", tmp_path / "figs2") == []
+    # figures computed from no results (registered needs_results=False) are drawn regardless
+    data_driven = sorted(p.name for p in written if p.stem not in DATA_FREE)
+    assert data_driven == ["objective_vs_time.pdf", "objective_vs_time.png"]
+    assert all(p.stem in DATA_FREE for p in render_all(tmp_path / "empty", tmp_path / "figs2"))

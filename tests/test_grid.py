@@ -155,3 +155,110 @@ def test_a_time_limit_alone_stops_every_cell(tmp_path, env):
     cv = df[df["fold"].notna()]
     assert len(cv) == 2 and (cv["train_seconds"] >= 0.2).all() and (cv["train_seconds"] < 5).all()
     assert "best:" in proc.stdout
+
+
+# ------------------------------------------------------------------ `then:`: a second search stage
+
+THEN = GRID.format(passes=1).replace("name: grid_test", "name: then_test") + \
+    "then: {batch_size: [8, 16, 32]}\n"          # the config's batch_size (16) is one of them
+
+
+def fold_means(cv: pd.DataFrame) -> pd.Series:
+    """Mean validation error per cell, from the CV rows of results.csv (params as sorted JSON)."""
+    return cv.groupby("params")["test_error"].mean()
+
+
+def test_then_searches_the_second_stage_with_the_first_stage_best_fixed(tmp_path, env):
+    import json
+
+    config = tmp_path / "then.yaml"
+    config.write_text(THEN)
+    proc = kb("grid", config, "--cv", 3, "--out", tmp_path / "out", "-q", env=env)
+    folder = only_folder(tmp_path / "out")
+    df = pd.read_csv(folder / "results.csv")
+    assert (df["status"] == "ok").all()
+    cv, refit = df[df["fold"].notna()], df[df["fold"].isna() & (df["final"] == 1)]
+    params = cv["params"].map(json.loads)
+    # stage 1: the 2 × 2 grid at the config's batch_size; recomputed from the rows, independently
+    stage1 = fold_means(cv[params.map(lambda p: p["batch_size"] == 16)])
+    assert len(stage1) == 4
+    best1 = json.loads(stage1.idxmin())
+    assert stage1.min() == stage1[stage1.idxmin()]
+    # stage 2: every cell with another batch_size carries the stage-1 best C and gamma
+    others = params[params.map(lambda p: p["batch_size"] != 16)]
+    assert len(others) == 2 * 3 and all((p["C"], p["gamma"]) == (best1["C"], best1["gamma"]) for p in others)
+    same = params.map(lambda p: (p["C"], p["gamma"]) == (best1["C"], best1["gamma"]))
+    stage2 = fold_means(cv[same])
+    assert sorted(json.loads(p)["batch_size"] for p in stage2.index) == [8, 16, 32]
+    # the refit is the argmin of stage 2 (a tie: any of the tied cells)
+    assert refit["params"].nunique() == 1 and sorted(refit["trial"]) == [0, 1]
+    assert stage2[refit["params"].iloc[0]] == stage2.min()
+    meta = json.loads((folder / "run.json").read_text())
+    assert [row["stage"] for row in meta["cells"]] == [1] * 4 + [2] * 3
+    chosen = json.loads(refit["params"].iloc[0])
+    assert meta["best"]["stage"] == 2 and meta["best"]["params"] == \
+        {k: chosen[k] for k in ("C", "gamma", "batch_size")}
+    means = {tuple(json.loads(p)[k] for k in ("C", "gamma", "batch_size")): m for p, m in fold_means(cv).items()}
+    for row in meta["cells"]:         # run.json's table: the same fold means
+        values = {"batch_size": 16, **row["params"]}
+        assert row["mean_test_error"] == pytest.approx(means[tuple(values[k] for k in ("C", "gamma", "batch_size"))])
+    assert "then: {" in proc.stdout and "best: {" in proc.stdout
+
+
+def test_a_run_killed_in_the_second_stage_resumes_to_the_same_result(tmp_path, env):
+    """Cell keys are (params, trial, fold): a run holding stage 1 and part of stage 2 resumes."""
+    import json
+    import shutil
+
+    config = tmp_path / "then.yaml"
+    config.write_text(THEN)
+    kb("grid", config, "--cv", 3, "--out", tmp_path / "whole", "-q", env=env)
+    whole = only_folder(tmp_path / "whole")
+    folder = tmp_path / "killed" / whole.name
+    shutil.copytree(whole, folder)
+    lines = (folder / "results.csv").read_text().splitlines(keepends=True)
+    header, rows = lines[0], lines[1:]
+    df = pd.read_csv(folder / "results.csv")
+    # keep stage 1 and one stage-2 cell (its 3 folds); drop the other stage-2 cell and the refit
+    stage2 = df["params"].map(lambda p: json.loads(p)["batch_size"] != 16) & df["fold"].notna()
+    kept_stage2 = sorted(df.loc[stage2, "params"].unique())[0]
+    keep = (~stage2 & df["fold"].notna()) | (df["params"] == kept_stage2)
+    (folder / "results.csv").write_text(header + "".join(r for r, k in zip(rows, keep) if k))
+    meta = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").write_text(json.dumps({**meta, "status": "running"}))
+
+    resumed = kb("grid", config, "--cv", 3, "--out", tmp_path / "killed", "-q", "--resume", env=env)
+    assert f"({4 * 3 + 3} finished cells kept)" in resumed.stderr
+    assert only_folder(tmp_path / "killed") == folder
+    pd.testing.assert_frame_equal(comparable(whole), comparable(folder))
+    again = json.loads((folder / "run.json").read_text())
+    assert again["cells"] == meta["cells"] and again["best"] == meta["best"]
+
+
+def test_run_refuses_a_then_stage(tmp_path, env):
+    config = tmp_path / "then.yaml"
+    config.write_text(THEN)
+    proc = kb("run", config, "--out", tmp_path / "out", "-q", env=env, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "then:" in proc.stderr and "kernelbench grid" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_algorithm_that_refuses_the_refit_is_skipped_without_a_search(tmp_path, env):
+    """An O(n²) baseline above its max_points on the whole training part: clean "skipped" refit
+    rows, one per trial, and no fold trained (a best it could not be refitted with is not searched)."""
+    import json
+
+    config = tmp_path / "skip.yaml"
+    config.write_text("dataset: {name: digits86, labeled: 20}\n"
+                      "algorithm: {name: tsvm-ls, params: {max_points: 50}}\n"
+                      "grid: {C: [1.0, 10.0]}\ntrials: 2\n")
+    proc = kb("grid", config, "--cv", 2, "--out", tmp_path / "out", "-q", env=env)
+    folder = only_folder(tmp_path / "out")
+    df = pd.read_csv(folder / "results.csv")
+    assert len(df) == 2 and (df["status"] == "skipped").all() and df["fold"].isna().all()
+    assert sorted(df["trial"]) == [0, 1] and df["message"].str.contains("max_points").all()
+    meta = json.loads((folder / "run.json").read_text())
+    assert meta["status"] == "finished" and meta["best"] is None and meta["cells"] == []
+    assert [r["status"] for r in meta["refit"]] == ["skipped", "skipped"]
+    assert "max_points" in meta["skipped"] and "no search" in proc.stdout

@@ -113,3 +113,54 @@ def test_cli_list_and_errors(configs, tmp_path):
     assert unknown.returncode == 2 and "unknown paper 'dai2015'" in unknown.stderr
     missing = cli("reproduce", "dai2014", "--configs", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "--configs" in missing.stderr
+
+
+def test_a_model_selection_config_is_cross_validated_then_refitted_not_run_cell_by_cell(tmp_path):
+    """`cv:` in the file: reproduce runs it as `kernelbench grid` (CV on the training part, the
+    best refitted on the test part); the same grid without `cv:` scores every cell on the test part."""
+    import pandas as pd
+
+    folder, out = tmp_path / "configs", tmp_path / "results"
+    folder.mkdir()
+    for name, extra in (("synthetic_dsg_grid", "grid: {C: [1.0, 100.0]}\ncv: 2\n"),
+                        ("synthetic_dsg_cells", "grid: {C: [1.0, 100.0]}\n")):
+        path = write(folder, name)
+        path.write_text(path.read_text() + extra)
+    found = {e.path.name: e for e in experiments("dai2014", folder, out)}
+    assert found["synthetic_dsg_grid.yaml"].selection and not found["synthetic_dsg_cells.yaml"].selection
+    outcome = reproduce("dai2014", configs_dir=folder, out_dir=out, quiet=True, echo=lambda line: None)
+    assert outcome == {"synthetic_dsg_cells.yaml": "ran", "synthetic_dsg_grid.yaml": "ran"}
+
+    run = next(out.glob("synthetic_dsg_grid-*"))
+    df = pd.read_csv(run / "results.csv")
+    cv, refit = df[df["fold"].notna()], df[df["fold"].isna() & (df["final"] == 1)]
+    assert len(cv) == 2 * 2 and sorted(cv["fold"]) == [0, 0, 1, 1]          # 2 cells × 2 folds
+    means = cv.groupby("params")["test_error"].mean()
+    assert sorted(refit["trial"]) == [0, 1] and refit["params"].nunique() == 1
+    assert means[refit["params"].iloc[0]] == means.min()                     # the refit: the CV argmin
+    assert refit["test_error"].notna().all()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "finished" and meta["cv"] == 2 and len(meta["cells"]) == 2
+    cells = pd.read_csv(next(out.glob("synthetic_dsg_cells-*")) / "results.csv")
+    assert cells["fold"].isna().all() and cells["params"].nunique() == 2   # every cell on the test part
+
+    # done is kept; an unfinished one is resumed in its folder; --list shows it like the others
+    again = reproduce("dai2014", configs_dir=folder, out_dir=out, quiet=True, echo=lambda line: None)
+    assert again["synthetic_dsg_grid.yaml"] == "done" and len(list(out.glob("synthetic_dsg_grid-*"))) == 1
+    assert "| dai2014 | fig1 | p | synthetic | dsg | ours | done |" in matrix("dai2014", folder, out)
+    meta["status"] = "running"
+    (run / "run.json").write_text(json.dumps(meta))
+    assert {e.path.name: e.state for e in experiments("dai2014", folder, out)}["synthetic_dsg_grid.yaml"] == "resume"
+    reproduce("dai2014", configs_dir=folder, out_dir=out, quiet=True, echo=lambda line: None)
+    assert Run.open(run).status == "finished" and len(list(out.glob("synthetic_dsg_grid-*"))) == 1
+    assert pd.read_csv(run / "results.csv").equals(df)                       # nothing trained again
+
+
+def test_a_model_selection_estimate_counts_folds_and_refits(tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    path = write(folder, "synthetic_dsg_grid", trials=3)
+    path.write_text(path.read_text().replace("stop: {iterations: 6}", "stop: {seconds: 2}")
+                    + "grid: {C: [1.0, 10.0, 100.0]}\ncv: 2\n")
+    (e,) = experiments("dai2014", folder, tmp_path / "none")
+    assert e.estimate == 2 * (3 * 2 + 3)          # 3 cells × 2 folds, then 3 refit trials

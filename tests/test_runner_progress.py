@@ -126,6 +126,9 @@ def test_resume_command_is_the_users_command_with_resume():
     assert argv[3:] == ["run", "my configs/a.yaml", "--out", "res", "-j", "2", "--resume"]
     again = runner.resume_command(["/nowhere/bin/kernelbench", "grid", "c.yaml", "--resume"])
     assert shlex.split(again) == ["/nowhere/bin/kernelbench", "grid", "c.yaml", "--resume"]
+    # reproduce has no --resume: called again, it resumes what it finds unfinished
+    paper = runner.resume_command(["/nowhere/bin/kernelbench", "reproduce", "dai2014", "--budget", "1h"])
+    assert shlex.split(paper) == ["/nowhere/bin/kernelbench", "reproduce", "dai2014", "--budget", "1h"]
 
 
 # ------------------------------------------------------------------ Ctrl-C

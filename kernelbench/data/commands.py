@@ -68,7 +68,7 @@ def info_command(name: str = typer.Argument(..., help="a registry dataset name (
         typer.echo(f"  note: {info['note']}")
     for role, f in info["files"].items():
         typer.echo(f"  {role}: {f['name']}  ({f['n']} rows)" if f["n"] else f"  {role}: {f['name']}")
-        typer.echo(f"    url: {f['url'] or '(none: mirror-only)'}  compression: {f['compression']}"
+        typer.echo(f"    url: {f['url'] or '(none: no public download, see the note)'}  compression: {f['compression']}"
                    + (f"  member: {f['member']}" if f["member"] else ""))
         typer.echo(f"    sha256 (decompressed): {f['sha256'] or 'unknown'}")
         typer.echo(f"    local: {f['local'] or 'not found (looked for ' + ', '.join(f['looked_for']) + ')'}")

@@ -449,7 +449,9 @@ def _missing_error(ds: DatasetSpec, fspec: FileSpec, reason: str) -> DataError:
         where = f"Download URL: {fspec.url}."
         get_it = f"download {fspec.url} yourself and save it as {cache / put_name}"
     else:
-        where = "There is no public download for this file (mirror-only)."
+        # the registry note says where such a file comes from, and why it cannot be fetched
+        where = "The data cannot be fetched: there is no public download for this file" + (
+            f" ({ds.note.rstrip('.')})." if ds.note else " (mirror-only).")
         get_it = f"obtain it and save it as {cache / (fspec.name + '.xz')}"
     return DataError(
         f"Dataset '{ds.name}': {fspec.role} file '{fspec.name}' is not available ({reason}). "

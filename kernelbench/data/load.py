@@ -19,8 +19,8 @@ import scipy.sparse as sp
 from kernelbench.errors import DataError
 
 from .fetch import compression_of, fetch_file, mismatch_error, record_verified, stamped_sha256, verify_file
-from .parse import (DENSE_MAX_FEATURES, DTYPES, CsvOptions, SvmlightOptions, csv_has_header, parse_cached,
-                    parse_csv, parse_svmlight, to_csr32)
+from .parse import (DENSE_MAX_FEATURES, DTYPES, CsvOptions, Qm7Options, SvmlightOptions, csv_has_header,
+                    parse_cached, parse_csv, parse_qm7, parse_svmlight, to_csr32)
 from .registry import DatasetSpec, FileSpec, get_spec
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
@@ -114,6 +114,10 @@ def _load_registry_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, dty
         parse_options = SvmlightOptions(n_features=ds.d, base=1, dense=dense, dtype=dtype,
                                         expected_rows=fspec.n)
         parse_file = parse_svmlight
+    elif ds.format == "qm7":
+        options = {"format": "qm7", "member": member, "dtype": dtype}
+        parse_options = Qm7Options(dtype=dtype, expected_rows=fspec.n)
+        parse_file = parse_qm7
     else:
         options = {"format": "csv", "member": member, "dtype": dtype, **ds.csv}
         parse_options = CsvOptions(label_column=ds.csv["label_column"], header_rows=ds.csv["header_rows"],
@@ -239,6 +243,52 @@ def check_labels(task: str, y_train, y_test, where: str) -> None:
                             f"training labels ({_fmt_labels(labels)}). Check that train and test files match.")
 
 
+def classes_task(classes) -> str | None:
+    """The task a `classes` selection makes of a dataset: two classes a binary task, more a
+    multi-class one; None without a selection."""
+    if classes is None:
+        return None
+    return "binary" if len(classes) == 2 else "multiclass"
+
+
+def _check_classes(classes) -> tuple:
+    if isinstance(classes, (str, bytes)) or not isinstance(classes, (list, tuple, np.ndarray)):
+        raise DataError(f"classes={classes!r} must be a list of at least two labels, e.g. [8, 6].")
+    values = list(classes)
+    if len(values) < 2 or any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
+                              or not np.isfinite(v) for v in values):
+        raise DataError(f"classes={classes!r} must be a list of at least two labels (numbers), e.g. [8, 6].")
+    if len(set(float(v) for v in values)) != len(values):
+        raise DataError(f"classes={classes!r} names a label twice; list each class once.")
+    return tuple(float(v) for v in values)
+
+
+def _show_labels(labels, limit: int = 30) -> str:
+    shown = ", ".join(f"{v:g}" for v in labels[:limit])
+    return shown + (f", ... ({len(labels)} labels in all)" if len(labels) > limit else "")
+
+
+def keep_classes(X_train, y_train, X_test, y_test, classes, where: str):
+    """(X_train, y_train, X_test, y_test, note) with only the rows whose label is one of `classes`
+    (both parts; labels keep their raw values). A class absent from the training labels is a
+    DataError naming the labels present."""
+    wanted = np.asarray(_check_classes(classes))
+    present = np.unique(y_train)
+    absent = wanted[~np.isin(wanted, present)]
+    if absent.size:
+        raise DataError(f"{where}: dataset.classes asks for {_show_labels(absent)}, but the training labels "
+                        f"present are {_show_labels(present)}. Choose the classes from those labels.")
+    keep = np.flatnonzero(np.isin(y_train, wanted))
+    n = y_train.shape[0]
+    X_train, y_train = take_rows(X_train, keep), np.ascontiguousarray(y_train[keep])
+    if y_test is not None:
+        keep_test = np.flatnonzero(np.isin(y_test, wanted))
+        X_test, y_test = take_rows(X_test, keep_test), np.ascontiguousarray(y_test[keep_test])
+    note = (f"only classes {_show_labels(wanted)} kept ({classes_task(wanted)} task): {keep.size:,} of {n:,} "
+            "training rows" + ("" if y_test is None else f", {y_test.shape[0]:,} test rows"))
+    return X_train, y_train, X_test, y_test, note
+
+
 def take_rows(X, idx):
     """Rows `idx` of X (CSR with int32 indices, or C-contiguous dense)."""
     if sp.issparse(X):
@@ -300,7 +350,7 @@ SYNTHETIC = "synthetic"     # the dataset family of synthetic.py (not a registry
 
 
 def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, progress=True,
-                 dtype="float64", strict=False, synthetic=None) -> Dataset:
+                 dtype="float64", strict=False, synthetic=None, classes=None) -> Dataset:
     """Load a registry dataset (`name`), a user's file (`path`) or synthetic data
     (name="synthetic", `synthetic`: a SyntheticSpec or a dict of its fields) with a test part.
 
@@ -310,6 +360,9 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
     task: overrides the registry's task (e.g. 'regression' for a multi-class set) or the inferred one.
     dtype: "float64" or "float32" (features; parsed caches are kept in this type).
     strict: refuse a file that needs repairs (parse.py) instead of repairing it.
+    classes: None, or the labels to keep (e.g. [8, 6]: Dai et al.'s MNIST8M 8 vs 6); rows of other
+          labels leave both parts before any split; two classes make a binary task (the labels keep
+          their raw values: the binary solvers encode them), more a multi-class one.
     """
     if (name is None) == (path is None):
         raise DataError("Give exactly one of a dataset name (a registry key) or path= (your own data file).")
@@ -374,6 +427,16 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
         where = str(p)
         resolved_task = task or infer_task(y_tr)
         notes.append(f"user file {p} ({fmt_note}); task {resolved_task}" + ("" if task else " (inferred; pass task= to override)"))
+
+    if classes is not None:
+        declared = task or (ds.task if name not in (None, SYNTHETIC) else None)    # None: inferred
+        if declared == "regression":
+            raise DataError(f"{where}: `classes` selects classes of a classification task, but this is a "
+                            "regression task. Set task: binary or multiclass to read its targets as class "
+                            "labels, or drop classes.")
+        X_tr, y_tr, X_te, y_te, note = keep_classes(X_tr, y_tr, X_te, y_te, classes, where)
+        notes.append(note)
+        resolved_task = task or classes_task(classes)
 
     if X_te is not None:
         X_tr, X_te = _concat_features(X_tr, X_te)

@@ -16,7 +16,7 @@ from pathlib import Path
 from kernelbench.errors import DataError
 
 TASKS = ("binary", "multiclass", "regression")
-FORMATS = ("svmlight", "csv", "builtin")
+FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (parse.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
 PROTOCOLS = ("official", "stratified", "random", "tail")
 BUILTIN_SOURCES = ("sklearn_digits_8_vs_6",)

@@ -3,7 +3,10 @@
 A figure registers a function `(results: DataFrame) -> matplotlib Figure | None` (None when its
 data is absent); `render_all` reads every results.csv under a folder (kernelbench.results.
 collect_results) and writes PNG + PDF. A paper's figure selects its runs by their tags (the config's
-`tags:`, a column of every row: kernelbench.results.tagged), never by experiment names.
+`tags:`, a column of every row: kernelbench.results.tagged), never by experiment names. A figure
+computed from no results at all (e.g. bsgd_surfaces: Glasmachers & Qaadan Fig. 2, from the merging
+tables) registers with `needs_results=False`: it is drawn whenever the prefix selects it, even when
+the results folder holds no rows.
 """
 from __future__ import annotations
 
@@ -15,18 +18,21 @@ from kernelbench.results import collect_results
 __all__ = ["FIGURES", "register_figure", "collect_results", "render_all"]
 
 FIGURES: dict[str, Callable] = {}
+DATA_FREE: set[str] = set()     # figures drawn without results (register_figure(needs_results=False))
 
 
-def register_figure(name: str):
+def register_figure(name: str, *, needs_results: bool = True):
     def decorate(fn):
         FIGURES[name] = fn
+        if not needs_results:
+            DATA_FREE.add(name)
         return fn
     return decorate
 
 
 def render_all(results_dir, out_dir, *, prefix: str = "") -> list[Path]:
     """Render every registered figure (those whose name starts with `prefix`, e.g. "geng2019_")
-    that has data under results_dir; returns the files written."""
+    that has data under results_dir, and the selected data-free ones; returns the files written."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -38,13 +44,13 @@ def render_all(results_dir, out_dir, *, prefix: str = "") -> list[Path]:
 
     df = collect_results(results_dir)
     written = []
-    if df.empty:
+    selected = [(name, make) for name, make in sorted(FIGURES.items())
+                if name.startswith(prefix) and (name in DATA_FREE or not df.empty)]
+    if not selected:
         return written
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, make in sorted(FIGURES.items()):
-        if not name.startswith(prefix):
-            continue
+    for name, make in selected:
         fig = make(df)
         if fig is None:
             continue
