@@ -113,15 +113,19 @@ def tolerance(entry: Published) -> float | None:
 
 
 def _published() -> list[Published]:
-    entries = [Published(DAI, "Fig. 1(1), SC1 (one pass)", "a9a", "dsg", "test_error", 15.3,
-                         note="Adult; LIBSVM gets 14.9% on this split")]
+    # Fig. 1's runs (tags figure fig1, panel as the paper's): configs/*_dai2014.yaml; a9a_dsg.yaml
+    # (paper dai2014, no figure: another loss) is not Fig. 1(1)
+    entries = [Published(DAI, "Fig. 1(1), SC1 (one pass)", "a9a", "dsg", "test_error", 15.3, figure="fig1",
+                         panel="(1)", note="Adult; LIBSVM gets 14.9% on this split")]
     # Dai et al. Fig. 1 (1)-(3) baselines: the values their §7 text states (the plotted curves are not
     # legible in the text copy of the paper, so nothing is read off the figure itself). Forest is the
     # full covtype (covtype_binary): our 20k subset (covtype_subset20k) is deliberately not matched.
     for algorithm in ("norma", "k-sdca"):
         entries.append(Published(DAI, "Fig. 1(1), SC1 (one pass); §7 text", "a9a", algorithm, "test_error",
-                                 15.0, note="Adult; 'NORMA and k-SDCA achieve the best error rate, 15%'"))
+                                 15.0, figure="fig1", panel="(1)",
+                                 note="Adult; 'NORMA and k-SDCA achieve the best error rate, 15%'"))
     entries.append(Published(DAI, "Fig. 1(3), SC1; §7 text", "covtype_binary", "dsg", "test_error", 15.0,
+                             figure="fig1",
                              note="Forest, full 522k/58k data; 'about 15%, much better than n/r-pegasos "
                                   "and n/r-SDCA'"))
     # §7 text, panels (2), (4)-(7) (p. 8); panel (8) has no number (NOT_TABULATED)

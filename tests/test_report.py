@@ -11,7 +11,7 @@ from kernelbench.results import Run
 PARAMS = json.dumps({"loss": "logistic"}, sort_keys=True)
 
 
-DAI = {"paper": "dai2014", "role": "ours"}
+DAI = {"paper": "dai2014", "figure": "fig1", "panel": "(1)", "role": "ours"}
 
 
 def make_run(out, rows, smoke=False, tags=DAI):
