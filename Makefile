@@ -9,7 +9,7 @@ export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 STAMP   := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
-.PHONY: install demo test bench figures report reproduce clean
+.PHONY: install demo test test-slow bench figures report reproduce clean
 
 install: $(STAMP)
 
@@ -24,6 +24,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# the long versions of tests (bigger files, more processes, every fuzz case); CI runs both tiers
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
 
 bench: install
 	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done

@@ -1,121 +1,13 @@
-"""YAML experiment config -> validated, typed, frozen `ExperimentConfig` (DESIGN.md §3).
+"""YAML experiment config -> validated, typed, frozen `ExperimentConfig`.
 
 Everything a user can get wrong is refused here, before any work starts, as a `ConfigError` whose
 message starts with the field's dotted path (`algorithm.params.gamma: ...`), says what was given
 and what is allowed (the known keys, algorithms, datasets or the expected type) and, for a
 misspelt key or name, suggests the closest match.
 
-Fields and defaults (a key left out, or given as null, takes its default unless noted):
-
-    name            run name; default: the config file's stem. Letters, digits, '.', '_', '-'.
-    dataset         required, with exactly one of:
-      name            a dataset of datasets/registry.yaml (see `kernelbench datasets`)
-      path            a user data file; a relative path is resolved against the config's folder
-      subsample       null | positive int: a random subset of the training set      (default null)
-      test            "official" | "none" | a fraction in (0, 1)   (default: "official" for a
-                      registry dataset, 0.2 for a user file; null means "none")
-      labeled         null | positive int: semi-supervised labeled count             (default null)
-                      (kernelbench/semisupervised.py: L training rows keep their labels, drawn per
-                      trial seed; the other training rows are unlabeled)
-      labeled_only    bool: with `labeled`, let a *supervised* algorithm train on the L labeled
-                      rows alone (the supervised baseline of the protocol); without it a
-                      supervised algorithm with `labeled` is refused             (default false)
-      scale           none | standard | minmax  (default none: the data as published; null = none)
-      pca             null | positive int: project onto at most this many principal components,
-                      fitted on the training part only, after scaling (Li & Póczos §5.1 use
-                      <= 100); sparse input is densified up to 2 GiB, beyond that TruncatedSVD
-                      (uncentred) is used                                            (default null)
-      task            null | binary | multiclass | regression: treat the labels as this task
-                      instead of the registry's (Gu et al. fit multi-class sets as regression)
-      dtype           float64 | float32: the features' type (float32 halves the parsed cache and
-                      the memory of a big set)                                   (default float64)
-      strict          bool: refuse a file with defects the loader would repair (a value glued to
-                      the next index, CRLF, blank lines, no final newline)        (default false)
-      classes         null | a list of >= 2 labels, e.g. [8, 6]: keep only the rows (train and test)
-                      whose label is listed; two classes make a binary task (labels keep their raw
-                      values), more a multi-class one (Dai et al.'s MNIST8M 8 vs 6)  (default null)
-    with `name: synthetic` (kernelbench/data/synthetic.py; a generated replica, Bayes error known):
-      shape           susy | higgs | hepmass                                      (default susy)
-      n               training rows                       (default: the published training size)
-      n_test          test rows (`test: official`)         (default: the published test size,
-                      at most n // 4 when n is given)
-      noise           label noise in [0, 0.5) = the Bayes error            (default: per shape)
-      data_seed       int >= 0: the data's seed, independent of the trials' seeds    (default 0)
-    algorithm       required: {name: ..., params: {...}} (or just the name as a string).
-                    params are checked against the estimator's parameter declarations
-                    (`parameters`, kernelbench/params.py): unknown names and values outside the
-                    declared types and ranges are refused. Parameters not given take the
-                    declared defaults, and the resolved config shows them.
-    grid            {param: [values...] | {log10: [lo, hi, num]}}; resolved to explicit lists
-                    (default: no grid)
-    then            a second model-selection stage for `kernelbench grid`, same syntax as `grid`:
-                    after the grid's cells are cross-validated and the best chosen, these cells
-                    are cross-validated with the best grid values fixed (Geng et al. §6.1: η
-                    searched after C and σ). Needs `grid`; its parameters must not repeat the
-                    grid's; refused by `kernelbench run`                           (default: none)
-    cv              folds for the grid (and for `protocol: paper`), int >= 2             (default 5)
-    protocol        held-out | paper: what test_error measures (kernelbench/semisupervised.py).
-                    held-out: the test part. paper: Geng et al.'s §6.1 scheme, needs
-                    dataset.labeled -- per trial, L labeled rows of the training part + unlabeled
-                    fold i train, the other cv - 1 unlabeled folds are scored; the test part is
-                    not used                                                    (default held-out)
-    trials          repeated runs with seeds seed, seed+1, ...; int >= 1                 (default 1)
-    seed            int >= 0                                                             (default 0)
-    stop            {passes: float > 0, iterations: int >= 1, seconds: float > 0}; the run stops at
-                    whichever given limit comes first; at least one                (default passes=1)
-    evaluate        every: iterations between evaluation points, int >= 1; default null =
-                    about 10 points per pass (an iteration is a mini-batch for DSG, one sample for BSGD)
-                    on: subset of objective, train_error, test_error, test_mse, train_mse,
-                        test_mae, train_mae (mean absolute error; regression only)
-                        (default objective, train_error, test_error; without a test set
-                        objective, train_error). `train_objective` is read as `objective`.
-    search          what `kernelbench tune` samples, and what `grid` enumerates without `grid:`:
-                    {param: {log-uniform: [low, high]} | {uniform: [low, high]} | {choice: [...]}};
-                    a range may add `times: median` (× the training part's median-trick γ)
-                    (default: the algorithm's declared space, kernelbench/search.py)
-    tune            how `kernelbench tune` searches (kernelbench/tune.py); every key optional:
-      validation      holdout | cv | paper: a held-out part of the training rows, or `cv` folds of
-                      them; with dataset.labeled, of the *labeled* rows only (the unlabeled ones
-                      always train). paper: the semi-supervised papers' protocol (held-out
-                      unlabeled folds scored with their true labels; reproduction only)
-                      (default: holdout, or cv with dataset.labeled)
-      holdout         fraction of the rows held out, in (0, 1)                      (default 0.2)
-      shuffle         bool: draw the held-out rows (folds) at random; false holds out the last
-                      fraction (contiguous folds) in file order -- for time-ordered data, where a
-                      random draw leaves each held-out row's neighbours in training  (default true)
-      rungs           budgets per bracket of successive halving, int >= 1: the smallest is
-                      stop / eta^(rungs-1)                                              (default 3)
-      eta             halving factor, int >= 2: 1/eta of the cells go on to eta× the budget (default 3)
-      candidates      settings to try, int >= 1 (default null: until the time budget, else 27)
-      budget          time for the search: seconds, or "90s", "10m", "1h" (default null)
-      refine          settings tried at the full budget around the best, int >= 0     (default eta)
-    tags            what the run is for; every key optional, each a string          (default: none)
-                    (figures and `kernelbench report` select runs by these, never by run names;
-                    they are written into run.json and into every row of results.csv)
-      paper           geng2019 | dai2014 | gu2018 | li2016 | glasmachers2019 (../shared/papers:
-                      files 000-004)
-      figure          the paper's figure or table: fig<N> or table<N>, e.g. fig1, table3
-      panel           the panel within it as the paper labels it ("(1)", "(a)") or its dataset
-      role            ours (the paper's own algorithm) | baseline
-
-Value rules for algorithm parameters (and grid values):
-  * bool is not an int; an int is fine where a float is expected; an integral float (1000.0) is fine
-    where an int is expected.
-  * YAML 1.1 reads `1e-3` (no dot) as a *string*; such exponent-notation strings are accepted as
-    numbers. Other quoted numbers ("0.5") are refused as strings.
-  * NaN and infinities are refused everywhere.
-  * A parameter named C, gamma, step, batch_size, block_size or budget must be > 0 when numeric;
-    `threads` must be >= 0 where 0 means "all cores". A value equal to the parameter's own
-    default is not range-checked (the algorithm's author declared it meaningful).
-  * A `float | str` parameter takes a number or one of the documented words: the field's
-    metadata["choices"] when given, else for `gamma` only "median".
-
-Overrides (`load_config(path, overrides={...})`, from the CLI) are applied before validation, and a
-value of None means "not given". Keys: any top-level key (`seed`, `cv`, `trials`, `name`, ...),
-a dotted path (`stop.seconds`, `algorithm.params.C`, `dataset.subsample`), and two specials:
-  * `threads`: set algorithm.params.threads; refused if the algorithm has no `threads` parameter.
-  * `smoke`: True -> merge the algorithm's `smoke_params` over algorithm.params (smoke wins),
-    trials = 1 and each grid axis cut to its first two values: a quick end-to-end check.
+The fields, their defaults and meanings are declared once, in config_fields.yaml (read into
+`FIELDS`): the key lists the validation accepts are derived from it, `kernelbench config` prints it, and the README's config
+section is generated from it (`kernelbench config --markdown`, kept equal by tests/test_readme.py).
 """
 from __future__ import annotations
 
@@ -125,46 +17,91 @@ import difflib
 import itertools
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import yaml
 
-from kernelbench.errors import ConfigError
+from kernelbench import _vocab
+from kernelbench._io import safe_name
+from kernelbench._vocab import (DTYPES, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC,
+                                TAGS, TASKS, VALIDATIONS)
+from kernelbench.data.load import classes_task
+from kernelbench.data.registry import dataset_names, get_spec
+from kernelbench.data.synthetic import MAX_ROWS, SHAPES
+from kernelbench.errors import ConfigError, KernelbenchError
+from kernelbench.estimators import algorithms
+from kernelbench.papers import paper_ids
 from kernelbench.search import parse_space, space_to_dict
 
 __all__ = [
-    "DatasetConfig", "AlgorithmConfig", "StopConfig", "EvaluateConfig", "ExperimentConfig",
-    "load_config", "config_from_dict", "config_to_dict", "expand_grid",
-    "TOP_LEVEL_KEYS", "EVALUATE_METRICS", "TagsConfig", "TAGS_KEYS", "PAPERS", "ROLES", "TuneConfig",
-    "parse_duration",
+    "DatasetConfig", "AlgorithmConfig", "StopConfig", "EvaluateConfig", "ExperimentConfig", "TagsConfig",
+    "TuneConfig", "FIELDS", "load_config", "config_from_dict", "config_to_dict", "expand_grid",
+    "parse_duration", "fields_markdown",
 ]
 
-TOP_LEVEL_KEYS = ("name", "dataset", "algorithm", "grid", "cv", "trials", "seed", "stop", "evaluate",
-                  "tags", "search", "tune", "protocol", "then")
-PROTOCOLS = ("held-out", "paper")       # what test_error measures (see `protocol` above)
-TUNE_KEYS = ("validation", "holdout", "shuffle", "rungs", "eta", "candidates", "budget", "refine")
-VALIDATIONS = ("holdout", "cv", "paper")
-_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h)?\s*$")
-TAGS_KEYS = ("paper", "figure", "panel", "role")
-# The five papers, by first author and year (../shared/papers/README.md, files 000-004 in this order).
-PAPERS = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
-ROLES = ("ours", "baseline")
-_FIGURE_RE = re.compile(r"^(fig|table)[0-9]+[a-z]*$")
-DATASET_KEYS = ("name", "path", "subsample", "test", "labeled", "labeled_only", "scale", "pca", "task",
-                "dtype", "strict", "classes")
-SYNTHETIC = "synthetic"
+
+# --------------------------------------------------------------------------------------------
+# The fields (one declaration: documentation, and the keys each section accepts)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Field:
+    key: str            # dotted path, e.g. "dataset.labeled"
+    default: str        # as the user would write it, or a sentence
+    doc: str
+
+
+def _load_fields() -> tuple[Field, ...]:
+    """config_fields.yaml, with each {NAME} in a doc replaced by the words of _vocab.NAME."""
+    vocab = {name: getattr(_vocab, name) for name in dir(_vocab) if name.isupper()}
+    words = {name: (", " if name == "METRICS" else " and " if name == "REGRESSION_ONLY_METRICS" else " | ")
+             .join(values) for name, values in vocab.items()}
+    data = yaml.safe_load((Path(__file__).with_name("config_fields.yaml")).read_text(encoding="utf-8"))
+    return tuple(Field(key, entry["default"], re.sub(r"\{([A-Z_]+)\}", lambda m: words[m.group(1)], entry["doc"]))
+                 for key, entry in data.items())
+
+
+FIELDS = _load_fields()
+
+VALUE_RULES = """\
+Values of algorithm parameters (and grid values): bool is not an int; an int is fine where a float is
+expected, an integral float (1000.0) where an int is; `1e-3` (which YAML 1.1 reads as a string) is a
+number, other quoted numbers ("0.5") are refused; NaN and infinities are refused everywhere. Overrides
+from the command line (`--set KEY=VALUE` with a dotted key, `--seed`, `--threads`, `--trials`, ...) are
+applied before validation."""
+
+
+def _keys(section: str = "") -> tuple:
+    """The keys FIELDS declares directly under `section` ("" = the top level)."""
+    depth = section.count(".") + 1 if section else 0
+    prefix = f"{section}." if section else ""
+    return tuple(f.key.split(".")[depth] for f in FIELDS
+                 if f.key.startswith(prefix) and f.key.count(".") == depth)
+
+
+def fields_markdown() -> str:
+    """The README's config section: every field, its default and meaning, and the value rules."""
+    lines = ["| field | default | meaning |", "|---|---|---|"]
+    for f in FIELDS:
+        doc = f.doc.replace("|", "\\|")
+        default = f.default.replace("|", "\\|")
+        lines.append(f"| `{f.key}` | {default} | {doc} |")
+    return "\n".join(lines + ["", VALUE_RULES])
+
+
+TOP_LEVEL_KEYS = _keys()
 SYNTHETIC_KEYS = ("shape", "n", "n_test", "noise", "data_seed")
-DTYPES = ("float64", "float32")
-TASKS = ("binary", "multiclass", "regression")
-ALGORITHM_KEYS = ("name", "params")
-STOP_KEYS = ("passes", "iterations", "seconds")
-EVALUATE_KEYS = ("every", "on")
-EVALUATE_METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse", "test_mae", "train_mae")
-REGRESSION_ONLY_METRICS = ("test_mae", "train_mae")   # mean absolute error (Dai et al. Fig. 1 (7)-(8))
-_METRIC_ALIASES = {"train_objective": "objective"}   # the spelling used in DESIGN.md's example
-SCALES = ("none", "standard", "minmax")
+DATASET_KEYS = tuple(k for k in _keys("dataset") if k not in SYNTHETIC_KEYS)
+ALGORITHM_KEYS = _keys("algorithm")
+STOP_KEYS = _keys("stop")
+EVALUATE_KEYS = _keys("evaluate")
+TUNE_KEYS = _keys("tune")
+EVALUATE_METRICS = METRICS
+_DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h)?\s*$")
+_FIGURE_RE = re.compile(r"^(fig|table)[0-9]+[a-z]*$")
+_METRIC_ALIASES = {"train_objective": "objective"}   # the objective measured on the training rows
 _MAX_GRID_AXIS = 1000
 _MAX_GRID_CELLS = 100_000
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -230,17 +167,6 @@ class StopConfig:
         return {key: getattr(self, key) for key in STOP_KEYS if getattr(self, key) is not None}
 
 
-def same_training(stop: StopConfig, n_train: int, n_split: int) -> StopConfig:
-    """A budget in passes means passes over the whole training part, as the final run makes: a
-    split that trains on fewer rows makes proportionally more passes, so that it takes as many
-    steps as the final run (step schedules, feature counts and averaging depend on the step
-    count, not on the split's size; e.g. the papers' protocol trains on a fifth of the
-    unlabeled rows)."""
-    if stop.passes is None or n_split >= n_train:
-        return stop
-    return replace(stop, passes=stop.passes * n_train / n_split)
-
-
 @dataclass(frozen=True)
 class EvaluateConfig:
     every: int | None = None            # None: about 10 evaluation points per pass
@@ -250,14 +176,14 @@ class EvaluateConfig:
 @dataclass(frozen=True)
 class TagsConfig:
     """What a run is for: labels only, they change nothing that is computed."""
-    paper: str | None = None            # one of PAPERS
+    paper: str | None = None            # a paper id (kernelbench.papers)
     figure: str | None = None           # fig<N> | table<N>
     panel: str | None = None
     role: str | None = None             # one of ROLES
 
     def as_dict(self) -> dict:
         """The tags that are set (the form run.json and config_to_dict use)."""
-        return {key: getattr(self, key) for key in TAGS_KEYS if getattr(self, key) is not None}
+        return {key: getattr(self, key) for key in TAGS if getattr(self, key) is not None}
 
 
 @dataclass(frozen=True)
@@ -323,7 +249,7 @@ def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
         raise ConfigError(f"{path}: the top level must be a mapping of keys "
                           f"({', '.join(TOP_LEVEL_KEYS)}), got {_show(data)}")
     try:
-        return _build(data, default_name=_safe_name(path.stem), overrides=overrides,
+        return _build(data, default_name=safe_name(path.stem, default="experiment"), overrides=overrides,
                       base_dir=path.resolve().parent, source=str(path))
     except ConfigError as e:
         err = ConfigError(f"{path}: {e}")
@@ -378,23 +304,6 @@ def expand_grid(grid: dict) -> list[dict]:
     axes = [_grid_axis(grid[k], _join("grid", k)) for k in keys]
     _check_grid_size(keys, axes)
     return [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
-
-
-# --------------------------------------------------------------------------------------------
-# Seams
-# --------------------------------------------------------------------------------------------
-
-def _dataset_names():
-    """Names of the registry datasets (a seam: tests replace it)."""
-    from kernelbench.data import dataset_names
-
-    return list(dataset_names())
-
-
-def _algorithms():
-    from kernelbench.registry import algorithms
-
-    return algorithms()
 
 
 # --------------------------------------------------------------------------------------------
@@ -520,15 +429,15 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _validate_algorithm(raw, *, threads, smoke, task=None):
+def _validate_algorithm(raw, *, threads, task=None):
     """-> (AlgorithmConfig, spec, its config parameters)."""
     if isinstance(raw, str):                   # shorthand: `algorithm: dsg`
         raw = {"name": raw}
     if raw is None:
         _fail("algorithm", f"required: the algorithm to run, e.g. `algorithm: {{name: NAME}}`; "
-                           f"known algorithms: {', '.join(sorted(_algorithms())) or '(none)'}")
+                           f"known algorithms: {', '.join(sorted(algorithms())) or '(none)'}")
     raw = _mapping(raw, "algorithm", ALGORITHM_KEYS)
-    known = _algorithms()
+    known = algorithms()
     name = raw.get("name")
     if name is None:
         _fail("algorithm.name", f"required; known algorithms: {', '.join(sorted(known)) or '(none)'}")
@@ -547,8 +456,6 @@ def _validate_algorithm(raw, *, threads, smoke, task=None):
         _fail("algorithm.params", f"expected a mapping of parameter names to values, got "
                                   f"{_show(params)}; parameters of {name}: {', '.join(declared)}")
     params = dict(params)
-    if smoke:
-        params.update(spec.smoke_params)
     if threads is not None:
         if "threads" not in declared:
             _fail("threads", f"algorithm {name!r} has no `threads` parameter (it runs on one "
@@ -568,8 +475,6 @@ def _construct(spec, params: dict, path: str, task: str | None):
     """Let the estimator's own checks (its declaration and cross-parameter rules) speak, as a
     ConfigError, before any work starts. `task` None (a user file, task known once loaded): the
     parameters must suit one of the algorithm's estimators (e.g. a regression-only loss)."""
-    from kernelbench.errors import KernelbenchError
-
     if task in spec.tasks:
         tasks = [task]
     elif task is None:
@@ -589,14 +494,10 @@ def _construct(spec, params: dict, path: str, task: str | None):
 def _dataset_task(dataset) -> str | None:
     """The task a config's dataset has: its `task` override, else that of its `classes` (two: binary,
     more: multi-class), else the registry's (None: a user file)."""
-    from kernelbench.data.load import classes_task
-
     if dataset.task is not None:
         return dataset.task
     registered = None
-    if dataset.name is not None and dataset.name in _dataset_names():
-        from kernelbench.data.registry import get_spec
-
+    if dataset.name is not None and dataset.name in list(dataset_names()):
         registered = get_spec(dataset.name).task
     if dataset.classes is not None:
         if registered == "regression":
@@ -642,7 +543,7 @@ def _check_grid_size(keys, axes, field="grid"):
                       f"{', '.join(map(str, keys))}) is more than {_MAX_GRID_CELLS}; narrow it")
 
 
-def _validate_grid(raw, spec, fields, params, *, smoke, task=None, field="grid") -> dict:
+def _validate_grid(raw, spec, fields, params, *, task=None, field="grid") -> dict:
     """`grid:` (or `then:`, field="then") as {param: [explicit values]}."""
     if raw is None:
         return {}
@@ -661,8 +562,6 @@ def _validate_grid(raw, spec, fields, params, *, smoke, task=None, field="grid")
             item = _param_value(item, declared, f"{path}[{i}]")
             if not any(_same(item, v) for v in values):     # duplicates would repeat cells
                 values.append(item)
-        if smoke:
-            values = values[:2]
         grid[key] = values
     _check_grid_size(list(grid), list(grid.values()), field)
     for key, values in grid.items():          # each value on its own must satisfy the estimator
@@ -671,9 +570,9 @@ def _validate_grid(raw, spec, fields, params, *, smoke, task=None, field="grid")
     return grid
 
 
-def _validate_then(raw, grid: dict, spec, fields, params, *, smoke, task=None) -> dict:
+def _validate_then(raw, grid: dict, spec, fields, params, *, task=None) -> dict:
     """`then:`: the second stage of `kernelbench grid`, searched with the best `grid:` values fixed."""
-    then = _validate_grid(raw, spec, fields, params, smoke=smoke, task=task, field="then")
+    then = _validate_grid(raw, spec, fields, params, task=task, field="then")
     if then and not grid:
         _fail("then", "a second search stage needs a first one: add `grid:` (searched first, its "
                       "best values then fixed), or write these parameters under `grid:`")
@@ -699,7 +598,7 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     if name == SYNTHETIC:
         pass                                   # the generator's keys are checked below
     elif name is not None:
-        known = _dataset_names() + [SYNTHETIC]
+        known = list(dataset_names()) + [SYNTHETIC]
         if not isinstance(name, str):
             _fail("dataset.name", f"expected a string, got {_show(name)}; known datasets: "
                                   f"{', '.join(sorted(known))}")
@@ -765,9 +664,9 @@ def _validate_dataset(raw, base_dir: Path) -> DatasetConfig:
     scale = raw.get("scale", "none")
     if scale is None:
         scale = "none"
-    if not isinstance(scale, str) or scale not in SCALES:
-        hint = _suggest(scale, SCALES) if isinstance(scale, str) else ""
-        _fail("dataset.scale", f"expected one of {', '.join(SCALES)}, got {_show(scale)}{hint}")
+    if not isinstance(scale, str) or scale not in SCALINGS:
+        hint = _suggest(scale, SCALINGS) if isinstance(scale, str) else ""
+        _fail("dataset.scale", f"expected one of {', '.join(SCALINGS)}, got {_show(scale)}{hint}")
     pca = raw.get("pca")
     if pca is not None:
         pca = _as_int(pca, "dataset.pca", minimum=1, what="a positive integer (number of components)")
@@ -810,8 +709,6 @@ def _validate_classes(raw, task) -> tuple | None:
 
 def _validate_synthetic(raw: dict) -> dict:
     """The generator's arguments of `name: synthetic` (ranges as synthetic.SyntheticSpec checks them)."""
-    from kernelbench.data.synthetic import MAX_ROWS, SHAPES
-
     shape = raw.get("shape", "susy")
     shape = "susy" if shape is None else shape
     if not isinstance(shape, str) or shape not in SHAPES:
@@ -889,18 +786,18 @@ def _validate_evaluate(raw, dataset: DatasetConfig, protocol: str = "held-out") 
 
 
 def _validate_tags(raw) -> TagsConfig:
-    raw = _mapping(raw, "tags", TAGS_KEYS)
+    raw = _mapping(raw, "tags", TAGS)
     tags = {}
-    for key in TAGS_KEYS:
+    for key in TAGS:
         value = raw.get(key)
         if value is None:
             continue
         if not isinstance(value, str) or not value.strip() or len(value) > 100:
             _fail(f"tags.{key}", f"expected a non-empty string of at most 100 characters, got "
                                  f"{_show(value)}")
-        if key == "paper" and value not in PAPERS:
-            _fail("tags.paper", f"unknown paper {value!r}{_suggest(value, PAPERS)}; known papers: "
-                                f"{', '.join(PAPERS)} (first author and year)")
+        if key == "paper" and value not in paper_ids():
+            _fail("tags.paper", f"unknown paper {value!r}{_suggest(value, paper_ids())}; known papers: "
+                                f"{', '.join(paper_ids())} (first author and year)")
         if key == "role" and value not in ROLES:
             _fail("tags.role", f"expected one of {', '.join(ROLES)}, got {_show(value)}"
                                f"{_suggest(value, ROLES)}")
@@ -912,10 +809,10 @@ def _validate_tags(raw) -> TagsConfig:
 
 
 def _apply_overrides(data: dict, overrides: dict | None):
-    """-> (data with overrides written in, threads, smoke)."""
-    threads, smoke = None, False
+    """-> (data with overrides written in, threads)."""
+    threads = None
     if not overrides:
-        return data, threads, smoke
+        return data, threads
     if not isinstance(overrides, dict):
         raise TypeError(f"overrides must be a dict, got {type(overrides).__name__}")
     for key, value in overrides.items():
@@ -923,10 +820,6 @@ def _apply_overrides(data: dict, overrides: dict | None):
             continue                      # an option not given on the command line
         if key == "threads":
             threads = value
-        elif key == "smoke":
-            if not isinstance(value, bool):
-                _fail("smoke", f"expected true or false, got {_show(value)}")
-            smoke = value
         elif isinstance(key, str) and key.split(".")[0] in TOP_LEVEL_KEYS:
             parts = key.split(".")
             target = data
@@ -940,16 +833,16 @@ def _apply_overrides(data: dict, overrides: dict | None):
                 target = target[part]
             target[parts[-1]] = value
         else:
-            allowed = TOP_LEVEL_KEYS + ("threads", "smoke")
+            allowed = TOP_LEVEL_KEYS + ("threads",)
             _fail(str(key), f"unknown override (from the command line); allowed: "
                             f"{', '.join(allowed)} or a dotted path such as stop.seconds"
                             f"{_suggest(key, allowed)}")
-    return data, threads, smoke
+    return data, threads
 
 
 def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) -> ExperimentConfig:
     data = copy.deepcopy(data)
-    data, threads, smoke = _apply_overrides(data, overrides)
+    data, threads = _apply_overrides(data, overrides)
     _check_keys(data, TOP_LEVEL_KEYS, "")
 
     name = data.get("name")
@@ -960,17 +853,14 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
                       f"characters, used in the results folder name), got {_show(name)}")
     dataset = _validate_dataset(data.get("dataset"), base_dir)
     task = _dataset_task(dataset)
-    algorithm, spec, fields = _validate_algorithm(data.get("algorithm"), threads=threads,
-                                                  smoke=smoke, task=task)
-    grid = _validate_grid(data.get("grid"), spec, fields, algorithm.params, smoke=smoke, task=task)
-    then = _validate_then(data.get("then"), grid, spec, fields, algorithm.params, smoke=smoke, task=task)
+    algorithm, spec, fields = _validate_algorithm(data.get("algorithm"), threads=threads, task=task)
+    grid = _validate_grid(data.get("grid"), spec, fields, algorithm.params, task=task)
+    then = _validate_then(data.get("then"), grid, spec, fields, algorithm.params, task=task)
     cv = data.get("cv")
     cv = 5 if cv is None else _as_int(cv, "cv", minimum=2, what="an integer >= 2 (folds)")
     trials = data.get("trials")
     trials = 1 if trials is None else _as_int(trials, "trials", minimum=1,
                                               what="a positive integer")
-    if smoke:
-        trials = 1
     seed = data.get("seed")
     seed = 0 if seed is None else _as_int(seed, "seed", minimum=0, what="a non-negative integer")
     if seed + trials - 1 > 2**32 - 1:
@@ -1044,12 +934,6 @@ def parse_duration(value, field: str = "budget") -> float:
     if not math.isfinite(seconds) or seconds <= 0:
         _fail(field, f"expected a positive duration, got {_show(value)}")
     return seconds
-
-
-def _safe_name(stem: str) -> str:
-    from kernelbench.results import safe_name   # results imports this module
-
-    return safe_name(stem, default="experiment")
 
 
 def _plain(value):

@@ -1,4 +1,4 @@
-"""Parameters declared once (DESIGN.md §8), in the spirit of scikit-learn's `_parameter_constraints`.
+"""Parameters declared once, in the spirit of scikit-learn's `_parameter_constraints`.
 
 An estimator class lists its parameters in one place:
 
@@ -20,6 +20,7 @@ import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kernelbench.errors import SolverError
 from kernelbench.search import LogUniform
 
 
@@ -199,19 +200,32 @@ def make_init(parameters: dict):
     return __init__
 
 
+def parameters_docstring(parameters: dict) -> str:
+    """The numpydoc "Parameters" section of a declaration: each parameter with what it accepts, its
+    default and its doc."""
+    lines = ["Parameters", "----------"]
+    for name, declared in parameters.items():
+        lines.append(f"{name} : {declared.describe()}, default={declared.default!r}")
+        lines.append(f"    {declared.doc}")
+    return "\n".join(lines)
+
+
 class Declared:
-    """Mixin: a subclass that sets `parameters` gets the generated __init__ and `_validate_params`."""
+    """Mixin: a subclass with `parameters` gets the generated __init__, `_check_params` and a
+    docstring whose "Parameters" section is generated from the declaration (help() lists them)."""
     parameters: dict = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "parameters" in cls.__dict__ and "__init__" not in cls.__dict__:
             cls.__init__ = make_init(cls.parameters)
+        if cls.parameters:
+            summary = inspect.cleandoc(cls.__dict__.get("__doc__") or "")
+            summary = summary.split("\n\nParameters\n----------")[0]
+            cls.__doc__ = (summary + "\n\n" if summary else "") + parameters_docstring(cls.parameters)
 
     def _check_params(self):
         """Every declared parameter's value against its constraints (a SolverError naming it)."""
-        from kernelbench.errors import SolverError
-
         for name, declared in self.parameters.items():
             try:
                 declared.check(name, getattr(self, name), type(self).__name__)

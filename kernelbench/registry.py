@@ -1,6 +1,5 @@
-"""Name -> thing registries: algorithms (and, through the same class, figures).
-
-An algorithm registers its estimator classes where they are defined:
+"""The algorithm registry: name -> estimator classes. An algorithm registers its classes where they
+are defined:
 
     register_algorithm("dsg", classifier=DSGClassifier, regressor=DSGRegressor,
                        tasks=("binary", "multiclass", "regression"), description="...")
@@ -8,6 +7,8 @@ An algorithm registers its estimator classes where they are defined:
 Its parameters are the classes' own declarations (`parameters`, kernelbench/params.py): the config
 layer checks `algorithm.params` against them, the runner builds the estimator with
 `spec.build(params)`, `kernelbench algorithms` lists them, and the tests loop over every entry.
+kernelbench/estimators.py imports every solver and baseline module: `kernelbench.estimators.
+algorithms()` is the complete registry.
 """
 from __future__ import annotations
 
@@ -92,24 +93,3 @@ def register_algorithm(name, *, description, tasks, classifier=None, regressor=N
     spec.parameters          # classes whose declarations disagree fail here, at import
     ALGORITHMS[name] = spec
     return spec
-
-
-def algorithms() -> dict[str, AlgorithmSpec]:
-    """All registered algorithms (importing every solver and baseline module registers them)."""
-    import kernelbench.baselines
-    import kernelbench.solvers
-
-    for package in (kernelbench.solvers, kernelbench.baselines):
-        import_submodules(package)
-    return ALGORITHMS
-
-
-def import_submodules(package):
-    """Import every public module of `package` (a module registers what it defines on import)."""
-    import importlib
-    import pkgutil
-
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{module.name}")
-

@@ -1,96 +1,66 @@
 """`kernelbench report`: our measured numbers next to the papers' published ones.
 
-The published values are data, typed in from the papers (../shared/papers) once, here. "Ours" is
-the mean ± std over the finished cells (last row of each trial, test split, status ok) of every
-results.csv found, of the runs tagged with the entry's paper (and figure or table, where the entry
-names one), matching the entry's dataset, algorithm and parameters; the row names those runs'
-folders. Runs whose resolved settings differ (parameters, data, stop rule) are never pooled into one
-number: the row says which experiments collide and on what (`pooling_conflict`).
+The published values are data: each paper's file in kernelbench/papers (typed in from the papers'
+texts under ../shared/papers). "Ours" is the mean ± std over the finished cells (last row of each
+trial, test split, status ok) of every results.csv found, of the runs tagged with the entry's paper
+(and figure or table, where the entry names one), matching the entry's dataset, algorithm and
+parameters; the row names those runs' folders. Runs whose resolved settings differ (parameters,
+data, stop rule) are never pooled into one number: the row says which experiments collide and on
+what (`pooling_conflict`).
 
 Every claim gets a status: reproduced (ours within the entry's tolerance of the published value, or
 on the claimed side of a bound), differs, not run, or not reproducible here (the entry's `needs`:
 what it would take, e.g. features the authors never published or a neural-net comparator).
+
+The metrics an entry may name (`metric_known`): test_error, test_accuracy, train_error (percent),
+test_mae, train_seconds, merge_time_share (percent of the training time spent merging),
+counter:<name> (an algorithm counter as is), counter%:<name> (in percent),
+improvement_vs_gss:<merge> and merge_time_improvement_vs_gss:<merge> (training / merging time
+saved against GSS-standard, percent), at_seconds:<error>:<s> (the error of the last evaluation
+within s training seconds, per trial; s = libsvm: the mean training seconds of the LIBSVM run with
+the same tags and dataset).
 """
 from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kernelbench.results import collect_results, final_rows, tagged
-
-
-@dataclass(frozen=True)
-class Published:
-    paper: str
-    where: str                  # table / figure
-    dataset: str                # our registry name
-    algorithm: str              # our algorithm name
-    metric: str                 # test_error | test_accuracy | train_error (percent), test_mae, train_seconds,
-                                # counter:<name>, counter%:<name> (percent), improvement_vs_gss:<merge>
-                                # (training time, percent), merge_time_improvement_vs_gss:<merge> (merging
-                                # time, percent), at_seconds:<error>:<s> (percent, the error of the last
-                                # evaluation within s training seconds, per trial; s = libsvm: the mean
-                                # training seconds of the LIBSVM run with the same tags and dataset)
-    value: float
-    std: float | None = None
-    params: dict = field(default_factory=dict)     # the entry applies to rows with these params
-    note: str = ""
-    figure: str | None = None   # the runs' tags.figure, when the entry is about one figure's runs
-    panel: str | None = None    # the runs' tags.panel, when one figure has two panels on one dataset
-    needs: str = ""             # set: not reproducible here; what it needs
-    tolerance: float | str | None = "default"   # reproduced when |ours − value| ≤ this ("default":
-                                                # `default_tolerance`); None: not judged (timings)
-    bound: str | None = None    # "max": the claim is ours ≤ value (+ tolerance); "min": ours ≥ value
-
-
-DAI = "Dai et al. 2014 (DSG)"
-GQ = "Glasmachers & Qaadan (BSGD)"
-LP = "Li & Póczos 2016 (UDSG/CDSG)"
-GENG = "Geng et al. 2019 (TSGS3VM)"
-GU = "Gu et al. 2018 (AsyDSSKL)"
-PAPER_TAGS = {DAI: "dai2014", GQ: "glasmachers2019", LP: "li2016", GENG: "geng2019", GU: "gu2018"}
-
-_GQ_DATA = [  # dataset, paper name, LIBSVM accuracy (Table 1), budgets with Table 2 rows
-    ("skin_nonskin", "SKIN", 99.96, {100: [(99.621, .711), (99.629, .852), (99.621, .201), (99.617, .877)],
-                                     200: [(99.868, .033), (99.877, .053), (99.855, .054), (99.754, .089)]}),
-    ("ijcnn1", "IJCNN", 98.77, {100: [(97.141, .317), (96.807, .344), (97.132, .371), (97.130, .363)],
-                                500: [(98.138, .158), (98.055, .334), (98.113, .448), (98.070, .372)]}),
-    ("a9a", "ADULT", 84.82, {100: [(84.234, .883), (84.166, .701), (84.164, .988), (84.200, .798)],
-                             500: [(84.280, .800), (83.739, 1.303), (83.836, 1.157), (83.949, 1.001)]}),
-    ("w8a", "WEB (w6a; ours: w8a stand-in)", 98.81,
-     {100: [(98.805, .026), (98.793, .027), (98.783, .045), (98.793, .039)],
-      500: [(98.809, .023), (98.781, .047), (98.799, .029), (98.807, .016)]}),
-    ("phishing", "PHISHING", 97.55, {100: [(96.554, .158), (96.254, .301), (96.539, .242), (96.389, .371)],
-                                     500: [(97.555, .187), (97.517, .292), (97.518, .280), (97.525, .201)]}),
-    ("susy", "SUSY", 79.79, {100: [(76.975, 1.372), (76.628, 2.030), (76.934, 1.426), (76.884, 1.261)],
-                             500: [(76.989, 3.109), (75.583, 3.0558), (75.581, 2.558), (75.570, 3.925)]}),
-]
-_GQ_MERGES = ("gss-precise", "gss", "lookup-h", "lookup-wd")
-# Table 3 (B = 100): Lookup-h and Lookup-WD time improvement vs GSS-standard (%), merging
-# frequency (%), equal merging decisions (%), WD factor of GSS and of Lookup-WD vs GSS-precise
-_GQ_TABLE3 = {"susy": (43.911, 43.396, 43, 93.64, 1.01795, 1.00733),
-              "skin_nonskin": (20.515, 17.788, 16, 74.31, 1.00047, 1.00005),
-              "ijcnn1": (28.091, 30.372, 17, 91.79, 1.02429, 1.00149),
-              "a9a": (21.627, 18.452, 32, 92.54, 1.05064, 1.00402),
-              "w8a": (3.053, 5.649, 6, 93.77, 1.00255, 1.00039),
-              "phishing": (15.385, 13.946, 21, 96.96, 1.00055, 1.00008)}
-# Table 3's second row per data set: the larger budget, Lookup-h and Lookup-WD vs GSS-standard (%)
-_GQ_TABLE3_LARGER = {"susy": (500, 39.201, 39.199), "skin_nonskin": (200, 14.173, 14.900),
-                     "ijcnn1": (500, 30.569, 29.861), "a9a": (500, 22.334, 22.339),
-                     "w8a": (500, 7.483, 0.508), "phishing": (500, 7.563, 10.924)}
-
+from kernelbench.errors import OutputError
+from kernelbench.papers import Paper, Published, load_papers
+from kernelbench.results import META_FILE, RunRecord, collect_results, final_rows, tagged
 
 GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
-NEEDS_NN = "a neural-net comparator (kernelbench implements the kernel methods only)"
-NEEDS_MULTICLASS_HINGE = ("a multi-class hinge (SVM) loss in the DSG family (kernelbench's DSG, UDSG and CDSG "
-                          "have softmax for several classes; Table 3 compares kernel SVMs)")
-NEEDS_DAI_FEATURES = ("the convolutional features Dai et al. (2014) trained and used as input (never "
-                      "published); our config runs on raw pixels, another input")
+PERCENT_METRICS = ("test_error", "test_accuracy", "train_error")
+PLAIN_METRICS = (*PERCENT_METRICS, "test_mae", "train_seconds", "merge_time_share")
+
+
+def metric_known(metric: str) -> bool:
+    """Whether the report can compute `metric` (the module docstring lists them)."""
+    if metric in PLAIN_METRICS:
+        return True
+    kind, _, rest = metric.partition(":")
+    if kind in ("counter", "counter%") or f"{kind}:" in GAIN_METRICS:
+        return bool(rest)
+    if kind == "at_seconds":
+        error, _, seconds = rest.partition(":")
+        if error not in ("test_error", "train_error") or not seconds:
+            return False
+        try:
+            return seconds == "libsvm" or float(seconds) > 0
+        except ValueError:
+            return False
+    return False
+
+
+def report_papers(paper: str | None = None) -> list[Paper]:
+    """The papers a report covers (all, or the one with this id; none for an unknown id), in the
+    report's order: by id, alphabetically."""
+    return [p for paper_id, p in sorted(load_papers().items()) if paper is None or paper_id == paper]
 
 
 def tolerance(entry: Published) -> float | None:
@@ -101,7 +71,7 @@ def tolerance(entry: Published) -> float | None:
     if entry.tolerance != "default":
         return entry.tolerance
     metric = entry.metric
-    if metric in ("test_error", "test_accuracy", "train_error") or metric.startswith("at_seconds:"):
+    if metric in PERCENT_METRICS or metric.startswith("at_seconds:"):
         return max(1.0, 2 * entry.std) if entry.std else 1.0
     if metric == "test_mae":
         return 0.1 * abs(entry.value)
@@ -112,136 +82,10 @@ def tolerance(entry: Published) -> float | None:
     return None
 
 
-def _published() -> list[Published]:
-    # Fig. 1's runs (tags figure fig1, panel as the paper's): configs/*_dai2014.yaml; a9a_dsg.yaml
-    # (paper dai2014, no figure: another loss) is not Fig. 1(1)
-    entries = [Published(DAI, "Fig. 1(1), SC1 (one pass)", "a9a", "dsg", "test_error", 15.3, figure="fig1",
-                         panel="(1)", note="Adult; LIBSVM gets 14.9% on this split")]
-    # Dai et al. Fig. 1 (1)-(3) baselines: the values their §7 text states (the plotted curves are not
-    # legible in the text copy of the paper, so nothing is read off the figure itself). Forest is the
-    # full covtype (covtype_binary): our 20k subset (covtype_subset20k) is deliberately not matched.
-    for algorithm in ("norma", "k-sdca"):
-        entries.append(Published(DAI, "Fig. 1(1), SC1 (one pass); §7 text", "a9a", algorithm, "test_error",
-                                 15.0, figure="fig1", panel="(1)",
-                                 note="Adult; 'NORMA and k-SDCA achieve the best error rate, 15%'"))
-    entries.append(Published(DAI, "Fig. 1(3), SC1; §7 text", "covtype_binary", "dsg", "test_error", 15.0,
-                             figure="fig1",
-                             note="Forest, full 522k/58k data; 'about 15%, much better than n/r-pegasos "
-                                  "and n/r-SDCA'"))
-    # §7 text, panels (2), (4)-(7) (p. 8); panel (8) has no number (NOT_TABULATED)
-    entries.append(Published(DAI, "Fig. 1(2); §7 text (best test error)", "mnist8m", "dsg", "test_error", 0.26,
-                             figure="fig1", panel="(2)", note="MNIST8M 8 vs 6, 1.6M rows, raw pixels "
-                             "(classes [8, 6]); digits86 is a small stand-in, not matched"))
-    entries.append(Published(DAI, "Fig. 1(4); §7 text", "mnist8m", "dsg", "test_error", 0.5, figure="fig1",
-                             panel="(4)", needs=NEEDS_DAI_FEATURES, note="MNIST8M, 10 classes, K-logistic"))
-    entries.append(Published(DAI, "Fig. 1(4); §7 text", "mnist8m", "neural net (fixed, joint)", "test_error",
-                             0.6, needs=NEEDS_NN, note="MNIST8M"))
-    entries.append(Published(DAI, "Fig. 1(5); §7 text", "cifar10", "neural net (2 conv + 2 local layers)",
-                             "test_error", 11.0, needs=NEEDS_NN,
-                             note="CIFAR10; DSG 'comparable performance but much faster' (no number)"))
-    entries.append(Published(DAI, "Fig. 1(6); §7 text", "imagenet_dai2014", "dsg", "test_error", 44.5,
-                             figure="fig1", panel="(6)", needs=NEEDS_DAI_FEATURES.replace(
-                                 "; our config runs on raw pixels, another input", " and max-voting over 10 "
-                                 "transformations of each test image"), note="ImageNet 2012"))
-    for algorithm, value in (("neural net (jointly trained)", 42.0), ("neural net (fixed, max-voting)", 46.0)):
-        entries.append(Published(DAI, "Fig. 1(6); §7 text", "imagenet_dai2014", algorithm, "test_error", value,
-                                 needs=NEEDS_NN, note="ImageNet 2012"))
-    entries.append(Published(DAI, "Fig. 1(7); §7 text", "qm7", "dsg", "test_mae", 2.97, figure="fig1",
-                             panel="(7)", note="QuantumMachine (QM7), K-ridge, kcal/mol; the paper also "
-                             "trains on virtual examples (permuted Coulomb matrices), which we do not generate"))
-    entries.append(Published(DAI, "Fig. 1(7); §7 text", "qm7", "neural net", "test_mae", 3.51, needs=NEEDS_NN,
-                             note="QuantumMachine (QM7), kcal/mol"))
-    for dataset, name, libsvm, budgets in _GQ_DATA:
-        entries.append(Published(GQ, "Table 1 (exact LIBSVM)", dataset, "libsvm", "test_accuracy", libsvm,
-                                 note=name, figure="table1"))
-        for budget, rows in budgets.items():
-            for merge, (mean, std) in zip(_GQ_MERGES, rows):
-                entries.append(Published(GQ, "Table 2", dataset, "bsgd", "test_accuracy", mean, std,
-                                         params={"merge": merge, "budget": budget}, note=name, figure="table2"))
-        h_gain, wd_gain, frequency, equal, factor_gss, factor_wd = _GQ_TABLE3[dataset]
-        table3 = "Table 3 (B = 100)"
-        larger, h_larger, wd_larger = _GQ_TABLE3_LARGER[dataset]
-        for merge, gain, gain_larger in (("lookup-h", h_gain, h_larger), ("lookup-wd", wd_gain, wd_larger)):
-            entries.append(Published(GQ, table3, dataset, "bsgd", f"improvement_vs_gss:{merge}", gain,
-                                     params={"budget": 100, "diagnose": False}, note=name, figure="table2"))
-            entries.append(Published(GQ, f"Table 3 (B = {larger})", dataset, "bsgd",
-                                     f"improvement_vs_gss:{merge}", gain_larger,
-                                     params={"budget": larger, "diagnose": False}, note=name, figure="table2"))
-        # The column the paper calls "merging frequency" matches the share of *training time* spent
-        # merging in the authors' code as measured for the issue (ijcnn1: 3.7 % of steps merge,
-        # 20 % of the time; a9a: 25 % and 31 %): both of ours are listed against it.
-        gss_100 = {"merge": "gss", "budget": 100, "diagnose": False}
-        entries.append(Published(GQ, table3, dataset, "bsgd", "merge_time_share", frequency,
-                                 params=gss_100, note=f"{name}; paper's 'merging frequency'", figure="table2"))
-        entries.append(Published(GQ, table3, dataset, "bsgd", "counter%:merge_frequency", frequency,
-                                 params=gss_100, note=f"{name}; fraction of steps that merge", figure="table2"))
-        diag = {"budget": 100, "diagnose": True}
-        entries.append(Published(GQ, table3, dataset, "bsgd", "counter%:diag_equal_decisions", equal,
-                                 params=diag, note=name, figure="table3"))
-        entries.append(Published(GQ, table3, dataset, "bsgd", "counter:diag_factor_gss", factor_gss,
-                                 params=diag, note=name, figure="table3"))
-        entries.append(Published(GQ, table3, dataset, "bsgd", "counter:diag_factor_lookup_wd", factor_wd,
-                                 params=diag, note=name, figure="table3"))
-    # §1 and §5: "on our largest data set [SUSY] we reduce the merging time by 65 %, which corresponds
-    # to a reduction of the total training time by 44 %" (Table 3: Lookup-h, B = 100, 43.911 %)
-    entries.append(Published(GQ, "§1, §5 (largest set; Table 3's Lookup-h row)", "susy", "bsgd",
-                             "merge_time_improvement_vs_gss:lookup-h", 65.0,
-                             params={"budget": 100, "diagnose": False}, note="SUSY; merging time only",
-                             figure="table2"))
-    # Table 3 (p. 7): kernel SVMs (hinge loss) on PCA-100 inputs, training error at the time LIBSVM
-    # converges (583 s on CIFAR-10, 8457 s on Epsilon on their machine): ours are read at the time our
-    # LIBSVM run of the same set took (`at_seconds:train_error:libsvm`)
-    for dataset, seconds, libsvm, dsg, udsg, cdsg in (("cifar10", 583, 38.6, 40.7, 40.2, 40.2),
-                                                      ("epsilon", 8457, 14.3, 14.5, 14.6, 14.5)):
-        entries.append(Published(LP, "Table 3 (training error when LIBSVM converges)", dataset, "libsvm",
-                                 "train_error", libsvm, figure="table3"))
-        entries.append(Published(LP, "§5.1 text (LIBSVM's time to converge)", dataset, "libsvm",
-                                 "train_seconds", seconds, figure="table3", tolerance=None))
-        for algorithm, value in (("dsg", dsg), ("udsg", udsg), ("cdsg", cdsg)):
-            entries.append(Published(LP, "Table 3 (training error when LIBSVM converges)", dataset,
-                                     algorithm, "at_seconds:train_error:libsvm", value, figure="table3",
-                                     params={"loss": "hinge"}, needs=NEEDS_MULTICLASS_HINGE if dataset == "cifar10" else "",
-                                     note="at the training seconds our LIBSVM run of the same set took"))
-    # §5.1 text after Table 3 (Epsilon): "all DSG-based algorithms can achieve 0.15 error within 150
-    # seconds. Especially, CDSG can achieve 0.147. However, they take more than 10,000 seconds to get
-    # the error lower than 0.144."
-    for algorithm in ("dsg", "udsg", "cdsg"):
-        entries.append(Published(LP, "§5.1 text (Epsilon)", "epsilon", algorithm, "at_seconds:train_error:150",
-                                 14.7 if algorithm == "cdsg" else 15.0, figure="table3", params={"loss": "hinge"},
-                                 bound="max", tolerance=0.1, note="training error within 150 s: ≤ 15 % (CDSG 14.7 %)"))
-        entries.append(Published(LP, "§5.1 text (Epsilon)", "epsilon", algorithm, "at_seconds:train_error:10000",
-                                 14.4, figure="table3", params={"loss": "hinge"}, bound="min", tolerance=0.0,
-                                 note="still above 14.4 % after 10,000 s"))
-    # Tables 5-6 (p. 8): DSG family on Dai et al.'s pretrained convolutional features vs two neural nets
-    for table, rows in (("Table 5 (test error when CDSG converges)",
-                         {"cifar10": (16.0, 15.9, 15.8, 18.0, 19.1), "mnist8m": (6.1, 5.9, 5.3, 7.1, 8.5),
-                          "imagenet_dai2014": (45.1, 44.9, 44.7, 48.2, 58.6)}),
-                        ("Table 6 (converged test error)",
-                         {"cifar10": (15.8, 15.9, 15.8, 15.8, 15.9), "mnist8m": (5.3, 5.4, 5.3, 7.1, 6.2),
-                          "imagenet_dai2014": (44.9, 44.8, 44.7, 46.2, 42.4)})):
-        for dataset, values in rows.items():
-            for algorithm, value in zip(("dsg", "udsg", "cdsg", "neural net (fixed)", "neural net (joint)"), values):
-                needs = NEEDS_NN if algorithm.startswith("neural") else NEEDS_DAI_FEATURES.split(";")[0]
-                entries.append(Published(LP, table, dataset, algorithm, "test_error", value, needs=needs))
-    return entries
-
-
-PUBLISHED = _published()
-NOT_TABULATED = {
-    DAI: "Fig. 1(8) MolecularSpace (2.3M molecules, K-ridge): 'still comparable with neural net', no "
-         "number; the data was never published for download (registry: molecularspace). Fig. 1's "
-         "curves (test error vs data seen / time) are drawn by `make figures` (dai2014_*).",
-    GENG: "Fig. 3 is a box plot (no table to compare against); `make figures` draws ours.",
-    GU: "Gu et al. publish curves only (Fig. 1a-f accuracy/MSE vs training time, Fig. 1g-h testing "
-        "time, Fig. 2 speedup), no table: `make figures` draws ours (gu2018_*) and "
-        "scripts/bench_asydsskl.py prints the 2-thread speedup.",
-}
-
-
 def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
     """The rows of `entry`'s runs: its paper's (and figure's) tags, dataset, algorithm, params."""
     tags = {k: v for k, v in (("figure", entry.figure), ("panel", entry.panel)) if v}
-    rows = tagged(rows, paper=PAPER_TAGS[entry.paper], **tags)
+    rows = tagged(rows, paper=entry.paper, **tags)
     rows = rows[(rows["dataset"] == entry.dataset) & (rows["algorithm"] == entry.algorithm)]
     if entry.params and len(rows):
         keep = rows["params"].map(lambda p: all(json.loads(p).get(k) == v for k, v in entry.params.items()))
@@ -337,8 +181,8 @@ def _machines(folders) -> list[str]:
     seen = []
     for folder in folders:
         try:
-            machine = json.loads((Path(folder) / "run.json").read_text()).get("machine", {})
-        except (OSError, ValueError):
+            machine = RunRecord.load(folder).machine or {}
+        except OutputError:
             continue
         text = f"{machine.get('processor') or machine.get('platform', '?')}, {machine.get('cpu_count', '?')} CPUs"
         if text not in seen:
@@ -347,14 +191,15 @@ def _machines(folders) -> list[str]:
 
 
 def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[dict]]:
-    """(markdown, table rows) for every published entry (of one paper: its tag, e.g. "gu2018"),
+    """(markdown, table rows) for every published entry (of one paper: its id, e.g. "gu2018"),
     ours where results exist."""
-    entries = [e for e in PUBLISHED if paper is None or PAPER_TAGS[e.paper] == paper]
-    untabulated = {p: why for p, why in NOT_TABULATED.items() if paper is None or PAPER_TAGS[p] == paper}
+    papers = report_papers(paper)
+    entries = [e for p in papers for e in p.published]
+    names = {p.id: p.name for p in papers}
     frames = [collect_results(d) for d in results_dirs]
     frames = [f for f in frames if not f.empty]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    folder_of = {p.parent.name: p.parent for d in results_dirs for p in Path(d).rglob("run.json")}
+    folder_of = {p.parent.name: p.parent for d in results_dirs for p in Path(d).rglob(META_FILE)}
     # smoke runs are already left out by collect_results
     final = final_rows(df, statuses=("ok",), old_runs=True)
     curves = df[df["status"].fillna("ok") == "ok"] if len(df) and "status" in df else df
@@ -373,7 +218,7 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
         ours = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
         runs = sorted(set(rows["run_id"])) if len(rows) else []
         machines = _machines(folder_of[r] for r in runs if r in folder_of) if ours else []
-        table.append({"paper": e.paper, "where": e.where, "dataset": e.dataset, "algorithm": e.algorithm,
+        table.append({"paper": names[e.paper], "where": e.where, "dataset": e.dataset, "algorithm": e.algorithm,
                       "params": e.params, "metric": e.metric, "published": e.value, "published_std": e.std,
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
                       "runs": runs, "conflict": conflict, "machines": machines, "note": e.note,
@@ -387,7 +232,7 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
              "published std; 10 % of an MAE; 0.01 of a WD factor; 10 points of a time share or gain), "
              "or on the claimed side of a bound; timings of the authors' machines are shown, not judged.",
              ""]
-    for name in dict.fromkeys(e.paper for e in entries):
+    for name in (p.name for p in papers if p.published):
         mine = [r for r in table if r["paper"] == name]
         counts = {}
         for r in mine:
@@ -407,8 +252,9 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
                          f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {diff} | "
                          f"{r['status']} | {', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
         lines.append("")
-    for name, why in untabulated.items():
-        lines += [f"## {name}", "", why, ""]
+    for p in papers:
+        if p.not_tabulated:
+            lines += [f"## {p.name}", "", p.not_tabulated, ""]
     return "\n".join(lines), table
 
 

@@ -22,23 +22,29 @@ with dataset.labeled (the semi-supervised ones); the others run as they are.
 """
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelbench.config import PAPERS, PROTOCOLS, ExperimentConfig, config_to_dict, expand_grid, load_config
-from kernelbench.errors import ConfigError, KernelbenchError
-from kernelbench.results import Run
+import yaml
+from tqdm.auto import tqdm
 
-# Panels made by scripts (they sweep what a config holds fixed): (paper, figure, command)
-SCRIPTS = (
-    ("geng2019", "fig2", "python scripts/geng_scaling.py  (and scripts/ssl_baseline_scaling.py for the TSVMs)"),
-    ("gu2018", "fig1gh", "python scripts/gu_test_time.py"),
-    ("gu2018", "fig2", "python scripts/bench_asydsskl.py"),
-    ("glasmachers2019", "fig3", "python scripts/bench_bsgd.py  (merge-time breakdown)"),
-)
+from kernelbench._io import atomic_write_text
+from kernelbench._vocab import PROTOCOLS
+from kernelbench.config import ExperimentConfig, config_to_dict, expand_grid, load_config
+from kernelbench.data.fetch import resolve_local
+from kernelbench.data.registry import get_spec
+from kernelbench.errors import ConfigError, KernelbenchError, OutputError
+from kernelbench.experiment import grid_search, run_experiment
+from kernelbench.figures import render_all
+from kernelbench.papers import PAPERS, get_paper
+from kernelbench.report import build_report, markdown_to_html
+from kernelbench.results import Run, RunRecord
+
+# Panels made by scripts (they sweep what a config holds fixed): (paper, figure, command), from each
+# paper's `scripts`
+SCRIPTS = tuple((paper.id, script.figure, script.command) for paper in PAPERS.values() for script in paper.scripts)
 
 
 @dataclass
@@ -67,8 +73,8 @@ class Experiment:
 def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None) -> list[Experiment]:
     """The configs tagged with `paper` (every tagged config for None), in file-name order; with
     `protocol`, the semi-supervised ones (dataset.labeled) under that protocol."""
-    if paper is not None and paper not in PAPERS:
-        raise ConfigError(f"unknown paper {paper!r}; the papers are {', '.join(PAPERS)}")
+    if paper is not None:
+        get_paper(paper)                    # an unknown id: a ConfigError naming the papers
     if protocol is not None and protocol not in PROTOCOLS:
         raise ConfigError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     configs_dir = Path(configs_dir)
@@ -77,6 +83,11 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
                                "root or pass --configs DIR")
     found = []
     for path in sorted(configs_dir.glob("*.yaml")):
+        # only the wanted paper's configs are validated (load_config); an unreadable file is no
+        # named paper's, but with paper None it may be a tagged one: load_config says what is wrong
+        tag = _paper_tag(path)
+        if tag is None or (paper is not None and tag != paper):
+            continue
         cfg = load_config(path)
         if cfg.tags.paper is None or (paper is not None and cfg.tags.paper != paper):
             continue
@@ -89,19 +100,29 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
     return found
 
 
+_UNREADABLE = object()
+
+
+def _paper_tag(path: Path):
+    """The `tags.paper` written in a config file, read without validating the config: None when it
+    names none, _UNREADABLE when the file is no YAML mapping (or its tags are no mapping)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return _UNREADABLE
+    if not isinstance(data, dict) or not isinstance(data.get("tags", {}), (dict, type(None))):
+        return _UNREADABLE
+    return (data.get("tags") or {}).get("paper")
+
+
 def selects_model(path, cfg: ExperimentConfig) -> bool:
     """A model-selection config: `cv:` written in the file (the resolved config always has a cv,
     5 by default, so the file says it) or a `then:` stage."""
-    import yaml
-
     return bool(cfg.then) or "cv" in (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
 
 
 def missing_data(cfg: ExperimentConfig) -> str | None:
     """Why the config's data is not here, and the command that gets it; None when it is."""
-    from kernelbench.data.fetch import resolve_local
-    from kernelbench.data.registry import get_spec
-
     dc = cfg.dataset
     if dc.synthetic() is not None:
         return None
@@ -121,11 +142,11 @@ def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False) -> floa
     trials); None when neither is known."""
     for path in sorted(Path(out_dir).glob(f"{cfg.name}-*"), reverse=True):
         try:
-            meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = RunRecord.load(path)
+        except OutputError:
             continue
-        if meta.get("status") == "finished" and meta.get("duration_seconds"):
-            return float(meta["duration_seconds"])
+        if record.status == "finished" and record.duration_seconds:
+            return float(record.duration_seconds)
     if cfg.stop.seconds:
         if selection:
             searched = len(expand_grid(cfg.grid)) + (len(expand_grid(cfg.then)) if cfg.then else 0)
@@ -157,12 +178,6 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
     """Run the paper's runnable experiments not done yet (resuming unfinished ones), then render its
     figures and write its report section. Returns what happened to each config. `protocol`: see
     the module docstring."""
-    from tqdm.auto import tqdm
-
-    from kernelbench.figures import render_all
-    from kernelbench.report import build_report, markdown_to_html
-    from kernelbench.results import atomic_write_text
-    from kernelbench.runner import grid_search, run_experiment
 
     found = experiments(paper, configs_dir, out_dir, protocol=protocol)
     todo = [e for e in found if e.state in ("to run", "resume")]

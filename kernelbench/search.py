@@ -1,4 +1,4 @@
-"""Search spaces (DESIGN.md §7e): what `kernelbench tune` samples and what `grid` enumerates when a
+"""Search spaces: what `kernelbench tune` samples and what `grid` enumerates when a
 config has no `grid:`.
 
 A space maps parameter names to distributions. Each algorithm's default space is declared with its
@@ -11,15 +11,18 @@ may give its own in a `search:` section:
       eta: {uniform: [1, 100]}
       loss: {choice: [hinge, logistic]}
 
-`times: median` scales a range by the data's median-trick γ (kernels.median_gamma), so one default
-range fits features of any scale. Integer parameters get integer values.
+`times: median` scales a range by the data's median-trick γ (computed on the training part when a
+search starts: kernelbench/experiment/selection.py), so one default range fits features of any scale. Integer parameters get integer values.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from difflib import get_close_matches
 
 import numpy as np
+
+from kernelbench.errors import ConfigError
 
 SCALES = ("median",)          # what `times:` may name
 GRID_POINTS = 5               # values per continuous axis when a space becomes a grid
@@ -101,8 +104,6 @@ def default_space(parameters: dict) -> dict:
 def parse_space(raw, parameters: dict, path: str = "search") -> dict:
     """A config's `search:` mapping → {name: distribution}, checked against the declarations
     (a ConfigError names the field and what is allowed)."""
-    from kernelbench.errors import ConfigError
-
     def fail(where, message):
         raise ConfigError(f"{where}: {message}")
 
@@ -114,7 +115,6 @@ def parse_space(raw, parameters: dict, path: str = "search") -> dict:
         where = f"{path}.{name}"
         declared = parameters.get(name)
         if declared is None or not declared.config:
-            from difflib import get_close_matches
             close = get_close_matches(str(name), [n for n, p in parameters.items() if p.config], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             fail(where, f"not a parameter of this algorithm{hint} (kernelbench algorithms lists them)")
@@ -171,18 +171,6 @@ def space_to_dict(space: dict) -> dict:
     return out
 
 
-def data_scales(space: dict, X, params: dict, seed: int) -> dict:
-    """The data scales a space refers to (`times: median`), computed on the training part."""
-    from kernelbench.solvers.kernels import median_gamma
-
-    scales = {}
-    if any(getattr(d, "times", None) == "median" for d in space.values()):
-        kernel = params.get("kernel", "rbf")
-        scales["median"] = median_gamma(X, kernel=kernel if kernel in ("rbf", "laplacian") else "rbf",
-                                        seed=seed)
-    return scales
-
-
 def inside(space: dict, scales: dict, params: dict) -> dict:
     """The entries of `params` that lie in the space (a scale's word, e.g. gamma 'median', read
     as its value): a config's own setting, to try first."""
@@ -201,13 +189,6 @@ def inside(space: dict, scales: dict, params: dict) -> dict:
     return out
 
 
-def resolve_space(search: dict, parameters: dict, X, params: dict, seed: int) -> tuple[dict, dict]:
-    """(space, scales): a config's `search:` or else the declared space, and the data scales it
-    refers to, computed on the training part X."""
-    space = search or default_space(parameters)
-    return space, data_scales(space, X, params, seed)
-
-
 def grid_from_space(space: dict, scales: dict, points: int = GRID_POINTS) -> dict:
     """An explicit grid over a space: `points` values per range (geometric for log-uniform)."""
     return {name: d.grid(scales, points) for name, d in space.items()}
@@ -215,6 +196,7 @@ def grid_from_space(space: dict, scales: dict, points: int = GRID_POINTS) -> dic
 
 def optuna_distributions(space: dict, scales: dict) -> dict:
     """The space as Optuna distributions (absolute bounds)."""
+    # Optuna is heavy (SQLAlchemy, alembic): only `tune` needs it
     from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
     out = {}

@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import DataConversionWarning
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils.multiclass import type_of_target
 
 from kernelbench.errors import DataError, SolverError
@@ -96,8 +97,6 @@ def labeled_splits(y, n_labeled: int, seed: int, *, folds: int | None = None, ho
     `holdout` fraction); each split trains on every row but its held-out labeled ones -- the
     unlabeled rows always train -- and scores the held-out labeled rows. A list of (train_rows,
     valid_rows, labeled_rows), indices into y; never an unlabeled row's hidden label."""
-    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
-
     labeled = draw_labeled(y, n_labeled, seed)
     y_labeled = np.asarray(y)[labeled]
     smallest = int(np.min(np.unique(y_labeled, return_counts=True)[1]))

@@ -7,7 +7,7 @@ every SVRG outer loop the training time (clock stopped during evaluation) and th
 P(w) of problem (4) on the whole training set. It prints
 
   * the time each thread count needs to reach the 1-thread run's FINAL objective, and the speedup
-    T_1 / T_k (the issue's target: k = 2 at least 1.7× on ijcnn1 and covtype), for each seed (a
+    T_1 / T_k (target: k = 2 at least 1.7× on ijcnn1 and covtype), for each seed (a
     1-thread and a k-thread run with the same seed: the same features and random draws) and the
     median / min / max over the seeds,
   * the plain time ratio for the same work (all outer loops),
@@ -68,7 +68,7 @@ def curve(data, params, threads, seed, target=None):
     One pass of Algorithm 1; with a `target` objective not reached by then, the run goes on
     (more outer loops, up to a second pass) until it is, as an asynchronous run may end a pass a
     hair above the sequential one."""
-    from kernelbench.runner import trace
+    from kernelbench.experiment import trace
     from kernelbench.solvers.asydsskl import AsyDSSKLClassifier
 
     est = AsyDSSKLClassifier(**{**params, "threads": threads}, random_state=seed)

@@ -32,7 +32,7 @@ def best_of(repeat, fn):
 def one_pass(est, X, y):
     """(seconds of one pass, set-up excluded, est): the runner's timing less begin (for the
     feature-map baselines begin computes the map, which Dai et al. exclude)."""
-    from kernelbench.runner import trace
+    from kernelbench.experiment import trace
 
     timed = trace(est, X, y, passes=1, every=math.inf, initial=False).begin()
     setup = timed.train_seconds

@@ -22,8 +22,8 @@ METHODS = ("gss", "lookup-wd", "lookup-h", "gss-precise")
 
 def train_once(data, params, merge, budget, passes, seed):
     """The estimator and its training seconds, timed as the runner times a cell (set-up included)."""
-    from kernelbench.runner import trace
-    from kernelbench.solvers import BSGDClassifier
+    from kernelbench.experiment import trace
+    from kernelbench.estimators import BSGDClassifier
 
     est = BSGDClassifier(**params, budget=budget, merge=merge, random_state=seed)
     *_, last = trace(est, data.X_train, data.y_train, passes=passes, every=math.inf, initial=False)

@@ -1,4 +1,4 @@
-"""Defaults alone vs LIBSVM with cross-validated C, γ (issue 15): the test error of each algorithm run
+"""Defaults alone vs LIBSVM with cross-validated C, γ: the test error of each algorithm run
 as `algorithm: {name: X}` with no parameter given, on standardised binary sets.
 
 For each dataset (standardised on its training part, `scale: standard`; sparse sets are divided by
@@ -8,13 +8,13 @@ stratified 5-fold cross-validation on the training part:
   - at most REFERENCE_FULL_GRID_ROWS training rows: the grid of the LIBSVM guide, C ∈ 2^{-5,-3,..,15},
     γ ∈ 2^{-15,-13,..,3};
   - more rows: a decade grid, C ∈ 10^{-1..3}, γ ∈ 10^{-3..1}, cross-validated on a stratified subsample
-    of REFERENCE_CV_ROWS (5,000) training rows (125 SVC fits of 4,000 rows: minutes on one core; the
+    of REFERENCE_CV_ROWS (5,000) training rows (125 SVC fits of 4,000 rows; the
     large-C cells dominate); the best (C, γ) is refitted on the whole training part, or on a
     stratified subsample of REFERENCE_FIT_ROWS rows where the training part is larger (skin_nonskin).
 
 Each algorithm is built from the registry with its declared defaults (only `random_state`, the
 seed, is set), trained by fit() (its `passes: auto`) and scored on the test part; mean ± std over
-`--seeds` seeds. The table gives each algorithm's error minus LIBSVM-CV's (points); issue 15's
+`--seeds` seeds. The table gives each algorithm's error minus LIBSVM-CV's (points); the
 target is ≤ 2 everywhere. The test parts are used for this final measurement only: every default was
 chosen on validation splits of training parts (kernelbench/solvers/defaults.py, kernels.scale_gamma).
 
@@ -98,7 +98,7 @@ def libsvm_cv(X, y, X_test, y_test):
 
 def defaults_error(algorithm, X, y, X_test, y_test, seed):
     """(test error, seconds) of the algorithm with its declared defaults (random_state = seed)."""
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     estimator = algorithms()[algorithm].classifier(random_state=seed)
     start = time.perf_counter()

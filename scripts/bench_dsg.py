@@ -1,4 +1,4 @@
-"""`make bench`: DSG throughput, measured in one run on this machine (DESIGN.md §7).
+"""`make bench`: DSG throughput, measured in one run on this machine.
 
 Prints
   * the machine's cos throughput (NumPy float32 / float64, one core),
@@ -92,7 +92,7 @@ def main():
 
     from threadpoolctl import threadpool_limits
 
-    from kernelbench.solvers import DSGClassifier
+    from kernelbench.estimators import DSGClassifier
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     X, y, name = load_a9a()

@@ -4,7 +4,7 @@ the same C, γ and tolerance on the same training part, in one run: training sec
 --repeats fits, each algorithm's fits interleaved with the other's so that load drifts hit both),
 the ratio, and test accuracy (or MSE) of each.
 
-Defaults: a9a with the issue's setting (C = 32, γ = 2⁻⁷, LIBSVM's guide values for Adult), ijcnn1
+Defaults: a9a with C = 32, γ = 2⁻⁷ (LIBSVM's guide values for Adult), ijcnn1
 (C = 32, γ = 2), and abalone as ε-SVR (configs/abalone_libsvm_gu2018.yaml: C = 100, ε = 1, γ median).
 The data as the configs read it (no scaling). `libsvm-p`
 runs on --threads cores (default: every core this process may use) and on one.
@@ -37,7 +37,7 @@ def load(name, test):
 
 
 def fit_seconds(name, params, task, ds):
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     model = algorithms()[name].build(params, task=task)
     started = time.perf_counter()

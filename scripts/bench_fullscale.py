@@ -2,7 +2,7 @@
 
 One run, on the SUSY replica at its published size (4.5 M training rows, 500 k test rows;
 `--n` / `--n-test` shrink it), printed side by side and written to <out>/fullscale.csv
-(default results/bench/fullscale.csv) for the README table (issue 14, item 6):
+(default results/bench/fullscale.csv) for the README table:
 
 1. RFF + SGD, the usual large-scale pipeline: scikit-learn's RBFSampler(n_components=2048) and
    SGDClassifier(loss="hinge", alpha=--rff-alpha, scikit-learn's default 1e-4), one epoch of
@@ -30,7 +30,7 @@ One run, on the SUSY replica at its published size (4.5 M training rows, 500 k t
 Threads: --threads for our solvers, the BLAS of the RFF pipeline and oneDAL; LIBSVM has one.
 Timings depend on the machine's load: the load average is printed. Not a pass/fail test.
 
-    .venv/bin/python scripts/bench_fullscale.py                  # full size (about an hour)
+    .venv/bin/python scripts/bench_fullscale.py                  # full size (the long run)
     .venv/bin/python scripts/bench_fullscale.py --n 200000 --n-test 50000
 """
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _svm_child(kind, path, m, C, gamma, threads, seed, out):
     try:
         X = np.ascontiguousarray(np.load(path + ".X.npy", mmap_mode="r")[:m])
         y = np.ascontiguousarray(np.load(path + ".y.npy", mmap_mode="r")[:m])
-        from kernelbench.registry import algorithms
+        from kernelbench.estimators import algorithms
 
         if kind == "libsvm":
             model = algorithms()["libsvm"].build({"C": C, "gamma": gamma}, seed=seed, task="binary")

@@ -1,4 +1,4 @@
-"""`make bench`: the loader against `xz -dc` alone, on a SUSY-format file (issue 14, item 2).
+"""`make bench`: the loader against `xz -dc` alone, on a SUSY-format file.
 
 A first load of a SUSY-format .xz file (LIBSVM's `%.18e` text, the published defect included) is
 timed side by side with `xz -dc FILE > /dev/null` alone, in turns (xz, loader, xz, loader, ...), each

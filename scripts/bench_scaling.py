@@ -1,4 +1,4 @@
-"""`make bench`: cost growth of every binary solver on the SUSY replica, 50 k to 5 M rows (issue 14).
+"""`make bench`: cost growth of every binary solver on the SUSY replica, 50 k to 5 M rows.
 
 For every registered algorithm that handles binary (or semi-supervised binary) data, read from the
 registry, the script trains at log-spaced training sizes n of the SUSY replica (`dataset: {name:
@@ -44,8 +44,8 @@ Printed: a table, and per solver the least-squares slope of log(train_seconds) o
 finished points (and the range it was fitted on). Timings depend on the machine's load: the load
 average is recorded. Not a pass/fail test.
 
-    .venv/bin/python scripts/bench_scaling.py                            # everything: ~4-5 h
-    .venv/bin/python scripts/bench_scaling.py --max-seconds 300          # ~1.5-2 h
+    .venv/bin/python scripts/bench_scaling.py                            # everything: hours
+    .venv/bin/python scripts/bench_scaling.py --max-seconds 300          # each training cut at 300 s
     .venv/bin/python scripts/bench_scaling.py --solvers dsg bsgd --sizes 20000 40000 80000
 """
 from __future__ import annotations
@@ -82,7 +82,7 @@ CSV_COLUMNS = ["bench", "experiment", "dataset", "solver", "n", "n_train", "trai
 # ------------------------------------------------------------------ what to run
 
 def binary_solvers() -> list[str]:
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     return sorted(name for name, spec in algorithms().items()
                   if "binary" in spec.tasks or "semi-supervised" in spec.tasks)
@@ -109,7 +109,7 @@ def find_config(solver: str, configs: Path) -> Path | None:
 def solver_settings(solver: str, configs: Path, threads: int) -> dict:
     """{params, stop, scale, labeled, source} for `solver`, from its SUSY config or its defaults."""
     from kernelbench.config import load_config
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     spec = algorithms()[solver]
     source = find_config(solver, configs)

@@ -1,4 +1,4 @@
-"""The README's full-scale table (issue 14, item 4): every SUSY, HIGGS and HEPMASS config on its
+"""The README's full-scale table: every SUSY, HIGGS and HEPMASS config on its
 synthetic replica, as published files, measured on this machine.
 
 For each dataset: the replica's files are written once (`kernelbench datasets synth`), then loaded
@@ -197,7 +197,7 @@ def main():
                KERNELBENCH_DATA=str((args.cache or args.out / "cache").resolve()), KERNELBENCH_OFFLINE="1")
     import yaml
 
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     done = set()
     if (args.out / "fullsize.csv").is_file():

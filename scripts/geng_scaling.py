@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kernelbench.config import load_config
 from kernelbench.errors import KernelbenchError
-from kernelbench.runner import run_experiment
+from kernelbench.experiment import run_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 METHODS = ("tsgs3vm", "frs3vm", "bgs3vm", "tsvm_ls", "tsvm_cccp")

@@ -27,7 +27,7 @@ SIZES = (1000, 2000, 5000, 10000, 20000, 50000)
 
 def _train(config_path):
     from kernelbench.config import load_config
-    from kernelbench.runner import prepare_experiment, trace
+    from kernelbench.experiment import prepare_experiment, trace
 
     cfg = load_config(config_path)
     prepared = prepare_experiment(cfg, progress=False)

@@ -16,7 +16,7 @@ import sys
 from dataclasses import replace
 
 from kernelbench.config import load_config
-from kernelbench.runner import run_experiment
+from kernelbench.experiment import run_experiment
 
 
 def main(argv=None):

@@ -1,4 +1,4 @@
-"""Slow, obvious NumPy references the compiled solvers must agree with (DESIGN.md §6).
+"""Slow, obvious NumPy references the compiled solvers must agree with.
 
 Written from the papers and the documented conventions only — they share no code with the
 compiled cores (the seeded generator is re-implemented here from its spec in

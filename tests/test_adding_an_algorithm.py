@@ -13,7 +13,8 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import check_estimator
 
-from kernelbench.registry import ALGORITHMS, algorithms
+from kernelbench.estimators import algorithms
+from kernelbench.registry import ALGORITHMS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -73,7 +74,7 @@ def test_listed_configurable_runnable_and_drawn_by_its_tags(example, tmp_path, m
     from kernelbench.config import config_from_dict
     from kernelbench.errors import ConfigError
     from kernelbench.results import collect_results, final_rows, tagged
-    from kernelbench.runner import run_experiment
+    from kernelbench.experiment import run_experiment
 
     listing = CliRunner().invoke(app, ["algorithms"])
     assert listing.exit_code == 0 and re.search(r"^linear-pegasos\b", listing.output, re.M)

@@ -12,7 +12,7 @@ from sklearn.datasets import make_moons
 from sklearn.metrics.pairwise import rbf_kernel
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.solvers import _asygcd
 from kernelbench.solvers.asygcd import AsyGCDClassifier
 from kernelbench.solvers.base import BudgetExceededError

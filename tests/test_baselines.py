@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from sklearn.datasets import make_moons
 from sklearn.svm import SVC
 
-from kernelbench.baselines import LibSVMClassifier
-from kernelbench.registry import algorithms
+from kernelbench.estimators import LibSVMClassifier
+from kernelbench.estimators import algorithms
 
 
 def test_libsvm_adapter_equals_svc_with_the_same_settings():

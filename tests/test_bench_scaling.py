@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kernelbench.figures import FIGURES, collect_results
+from kernelbench.figures import FIGURES
+from kernelbench.results import collect_results
 from kernelbench.figures.scaling import fit_slope, scaling_rows, slopes, time_and_memory_vs_size
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.solvers._bgs3vm import BGS3VMCore
 from kernelbench.solvers.bgs3vm import BGS3VMClassifier
 from kernelbench.solvers.merging import lookup_tables

@@ -9,8 +9,8 @@ from sklearn.datasets import make_moons
 from sklearn.svm import SVC
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
-from kernelbench.solvers import BSGDClassifier
+from kernelbench.estimators import algorithms
+from kernelbench.estimators import BSGDClassifier
 from kernelbench.solvers._bsgd import BSGDCore, build_tables, golden_section_h, lookup
 from kernelbench.solvers.merging import lookup_tables
 

@@ -1,5 +1,5 @@
 """The compiled solver modules were built with OpenMP, and OpenMP really runs the threads asked for
-(DESIGN.md §7c: without OpenMP, `prange` silently runs on one thread)."""
+(without OpenMP, `prange` silently runs on one thread)."""
 import importlib
 import os
 import pathlib

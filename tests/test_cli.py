@@ -1,4 +1,4 @@
-"""End-to-end tests of the `kernelbench` command line (DESIGN.md §1, §3, §4).
+"""End-to-end tests of the `kernelbench` command line: usage, configs, results folders.
 
 The real console program runs as a subprocess (`python -m kernelbench.cli`, plus one check of the
 installed `kernelbench` script) with its environment set per test:
@@ -71,7 +71,7 @@ def run_folders(out: Path) -> list[Path]:
 
 
 def results_path_from_stdout(proc, cwd: Path) -> Path:
-    """The last stdout line names the results file (DESIGN §6: 'The last line of a run prints
+    """The last stdout line names the results file ('The last line of a run prints
     where its results went')."""
     last = proc.stdout.strip().splitlines()[-1]
     match = re.search(r"(\S*results\.csv)", last)
@@ -182,7 +182,7 @@ def test_quickstart_run_succeeds_and_names_its_results(quickstart, quickstart_ru
     folder, _, _ = quickstart_run
     proc = quickstart["first"]
     assert "Traceback" not in proc.stderr
-    # stderr is not a terminal here: no progress bar (DESIGN §6)
+    # stderr is not a terminal here: no progress bar
     assert "\r" not in proc.stderr and "it/s" not in proc.stderr, proc.stderr
     assert results_path_from_stdout(proc, REPO).resolve() == (folder / "results.csv").resolve()
 
@@ -266,7 +266,7 @@ def test_run_json_records_provenance(quickstart_run):
     assert resolved["name"] == "quickstart" and resolved["seed"] == 0 and resolved["trials"] == 3
     assert resolved["dataset"]["name"] == "digits86"
     assert resolved["algorithm"]["name"] == "dsg"
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     defaults = algorithms()["dsg"].defaults()
     assert set(resolved["algorithm"]["params"]) == set(defaults)   # defaults filled in
@@ -420,8 +420,8 @@ BAD_INPUTS = [
 
 
 # One case of each kind runs the real program in a subprocess; the other variants of the same
-# code paths run in-process through kernelbench.cli.main (importing scikit-learn in a fresh
-# process costs about a second on this machine).
+# code paths run in-process through kernelbench.cli.main (a fresh process imports scikit-learn
+# and the compiled cores again).
 SUBPROCESS_CASES = {"missing-config", "invalid-yaml", "unknown-top-level-key", "unknown-algorithm",
                     "negative-batch-size", "malformed-svmlight", "three-labels-for-binary-bsgd",
                     "registry-data-not-local", "grid-cv-1", "unknown-cli-option",
@@ -464,7 +464,7 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(case, files, args, ne
         report = f"exit {code}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     assert code == 2, report
     assert "Traceback" not in stderr and "Traceback" not in stdout, report
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     message = stderr.lower()
     for needle in needles:
@@ -557,7 +557,7 @@ def test_fetch_offline_fails_fast_with_the_fix(tmp_path, data_dir):
 # ------------------------------------------------------------------------------------ unexpected failure -> exit 1
 
 def test_unexpected_failure_exits_1_with_traceback_and_marks_the_run_failed(tmp_path, data_dir):
-    code = ("import kernelbench.runner as r\n"
+    code = ("import kernelbench.experiment.cells as r\n"
             "def boom(*a, **k):\n    raise RuntimeError('injected bug')\n"
             "r.train_cell = boom\n"
             "from kernelbench.cli import main\n"
@@ -574,7 +574,7 @@ def test_unexpected_failure_exits_1_with_traceback_and_marks_the_run_failed(tmp_
 # ------------------------------------------------------------------------------------ listing commands
 
 def test_algorithms_lists_parameters_with_defaults(data_dir):
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
 
     proc = kb("algorithms", data_dir=data_dir)
     assert proc.returncode == 0, describe(proc)

@@ -1,4 +1,4 @@
-"""The config layer (DESIGN.md §3): valid configs resolve, every invalid one is a ConfigError that
+"""The config layer: valid configs resolve, every invalid one is a ConfigError that
 names the field by its dotted path."""
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class SingleThreadEstimator(Declared):
 def _registry_and_datasets():
     """A dummy algorithm (the real solvers are written elsewhere) and a fake dataset registry."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(config_module, "_dataset_names", lambda: list(DATASETS))
+        mp.setattr(config_module, "dataset_names", lambda: list(DATASETS))
         register_algorithm("dummy", classifier=DummyEstimator, description="test double",
                            tasks=("binary",), smoke_params={"batch_size": 8})
         register_algorithm("single", classifier=SingleThreadEstimator, description="no threads",
@@ -260,8 +260,6 @@ def test_then_is_a_second_stage_resolved_and_checked_like_grid():
     assert cfg.then == {"eta": [1.0, 10.0, 100.0, 1000.0], "batch_size": [32, 64]}
     assert config_from_dict(config_to_dict(cfg)) == cfg
     assert "then" not in config_to_dict(config_from_dict(full_config()))   # older runs' configs unchanged
-    assert config_from_dict(with_("then", {"eta": [1.0, 10.0, 100.0]}), overrides={"smoke": True}).then == \
-        {"eta": [1.0, 10.0]}
     raises_at("then.eta[0]", with_("then", {"eta": [0]}))
     raises_at("then.eta.log10", with_("then", {"eta": {"log10": [0, 3]}}))
     raises_at("then", with_("then", {"etta": [1.0]}), match="eta")          # unknown, with the suggestion
@@ -381,10 +379,17 @@ def test_threads_override_refused_for_single_threaded_algorithm():
     assert "'single' has no `threads` parameter" in message
 
 
-def test_smoke_override_uses_smoke_params_and_a_small_grid():
-    cfg = config_from_dict(full_config(), overrides={"smoke": True})
-    assert cfg.algorithm.params["batch_size"] == 8 and cfg.trials == 1
-    assert cfg.grid["C"] == [0.001, 0.01]
+def test_smoke_is_one_thing_the_runs_small_settings_not_a_config_override():
+    """`run --smoke` (experiment.prepare.smoke_config): the algorithm's small settings, the first grid
+    cell, one trial, a few iterations; the config layer has no smoke mode of its own."""
+    from kernelbench.experiment.prepare import SMOKE_ITERATIONS, smoke_config
+
+    cfg = config_from_dict(full_config())
+    smoke = smoke_config(cfg, ALGORITHMS["dummy"])
+    assert smoke.algorithm.params["batch_size"] == 8 and smoke.trials == 1 and smoke.grid == {}
+    assert smoke.algorithm.params["C"] == 0.001 and smoke.algorithm.params["gamma"] == 0.01   # first cell
+    assert smoke.stop.iterations == SMOKE_ITERATIONS
+    raises_at("smoke", full_config(), overrides={"smoke": True})
 
 
 # ---------------------------------------------------------------------------------------------

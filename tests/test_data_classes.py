@@ -11,7 +11,7 @@ from kernelbench.config import config_from_dict, config_to_dict
 from kernelbench.data import load_dataset
 from kernelbench.errors import ConfigError, DataError
 from kernelbench.results import read_results
-from kernelbench.runner import run_experiment
+from kernelbench.experiment import run_experiment
 
 D = 4
 

@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from kernelbench.data import data_dirs, dataset_info, dataset_names
-from kernelbench.data.commands import datasets_app
+from kernelbench.cli.datasets import datasets_app
 from kernelbench.data.registry import load_registry
 from kernelbench.errors import DataError
 

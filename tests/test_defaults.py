@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.solvers.bsgd import BSGDClassifier
 from kernelbench.solvers.cdsg import CDSGClassifier
 from kernelbench.solvers.defaults import PILOT_STEPS, default_passes, first_step, sgd_schedule
@@ -140,7 +140,7 @@ def test_bsgd_auto_passes_in_fit():
     assert m.passes_ == 2.0 and m.n_iter_ == 400
 
 
-# ---- defaults alone vs SVC with its defaults (the issue's breast-cancer case) -----------------------
+# ---- defaults alone vs SVC with its defaults (breast cancer) -------------------------------------------
 @pytest.fixture(scope="module")
 def breast_cancer():
     X, y = load_breast_cancer(return_X_y=True)
@@ -156,6 +156,6 @@ def test_defaults_alone_are_within_margin_of_svc(name, breast_cancer):
     X_train, y_train, X_test, y_test, svc_error = breast_cancer
     errors = [np.mean(algorithms()[name].classifier(random_state=seed).fit(X_train, y_train)
                       .predict(X_test) != y_test) for seed in range(2)]
-    # 143 test rows: 3 points is 4 rows. Before issue 15's defaults DSG was 4 points above SVC
-    # (8.2 % vs 4.7 % on the issue's split).
+    # 143 test rows: 3 points is 4 rows. Before the data-driven defaults DSG was 4 points above SVC
+    # (8.2 % vs 4.7 % on this split).
     assert np.mean(errors) <= svc_error + 0.03, (name, errors, svc_error)

@@ -11,7 +11,7 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
-from kernelbench.solvers import DSGClassifier, DSGRegressor
+from kernelbench.estimators import DSGClassifier, DSGRegressor
 from kernelbench.solvers._dsg import DSGCore
 from kernelbench.solvers.losses import code
 from kernelbench.solvers._random_features import feature_block
@@ -446,7 +446,7 @@ def test_fit_after_partial_fit_starts_afresh():
 
 
 def test_registered_algorithm_builds_the_estimators():
-    from kernelbench.registry import algorithms
+    from kernelbench.estimators import algorithms
     spec = algorithms()["dsg"]
     clf = spec.build({"batch_size": 8}, seed=5, task="binary")
     reg = spec.build({"batch_size": 8}, seed=5, task="regression")

@@ -9,7 +9,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_moons
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.solvers import _dsg
 from kernelbench.solvers.losses import code
 from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier

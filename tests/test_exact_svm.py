@@ -1,4 +1,4 @@
-"""The exact-kernel baselines on every task the papers need (issue 17): `libsvm` is LIBSVM (SVC / SVR)
+"""The exact-kernel baselines on every task the papers need: `libsvm` is LIBSVM (SVC / SVR)
 exactly; `libsvm-p` (oneDAL) solves the same dual, so its decision values agree with LIBSVM's to the
 solvers' tolerance; and both agree with the exact kernel expansion written out in NumPy."""
 import numpy as np
@@ -10,7 +10,7 @@ from sklearn.svm import SVC, SVR
 
 from kernelbench.baselines.libsvm import (LibSVMClassifier, LibSVMRegressor, ParallelSVMClassifier,
                                           ParallelSVMRegressor)
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 
 TIGHT = dict(C=2.0, gamma=0.1, tol=1e-6)
 

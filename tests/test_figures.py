@@ -25,7 +25,7 @@ def make_run(root, experiment, tags, rows, *, config=None, n_train=None):
     """A finished run folder: rows get the run's tags, as `kernelbench run` writes them."""
     run = Run.create(root, experiment, {"name": experiment, **(config or {})}, tags=tags)
     if n_train is not None:
-        run.update_meta(dataset={"n_train": n_train})
+        run.update(dataset={"n_train": n_train})
     for row in rows:
         run.append({"trial": 0, "seed": 0, "iteration": 1, "params": "{}", **row})
     run.finish()

@@ -1,4 +1,4 @@
-"""Full-scale paths, run small (issue 14): a SUSY-format replica carrying the published SUSY.xz
+"""Full-scale paths, run small: a SUSY-format replica carrying the published SUSY.xz
 defect loads through the registry with the repair reported; the headline command runs on it; a
 truncated or wrong-sized file is caught before training; synthetic data keep their promises.
 
@@ -61,8 +61,8 @@ def kb(*args, env, cwd=REPO, timeout=300):
 
 
 def test_the_replica_carries_the_published_defect(replica):
-    """scikit-learn's loader fails on the replica exactly as on the published SUSY.xz (libsvmdata
-    issue 33): a value glued to the next index."""
+    """scikit-learn's loader fails on the replica exactly as on the published SUSY.xz: a
+    value glued to the next index."""
     from sklearn.datasets import load_svmlight_file
 
     spec, path, _ = replica

@@ -81,6 +81,7 @@ def test_parallel_jobs_equal_the_sequential_run(tmp_path, env):
                                   comparable(only_folder(tmp_path / "par")))
 
 
+@pytest.mark.slow          # starts a Dask cluster (scheduler + workers)
 def test_dask_cluster_equals_the_local_run(tmp_path, env):
     distributed = pytest.importorskip("distributed")
     config = write_config(tmp_path)
@@ -95,6 +96,7 @@ def test_dask_cluster_equals_the_local_run(tmp_path, env):
     assert "best:" in proc.stdout
 
 
+@pytest.mark.slow          # waits out the scheduler connection's timeout
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, env):
     proc = kb("grid", write_config(tmp_path), "--cv", 3, "--out", tmp_path / "out",
               "--scheduler", "tcp://127.0.0.1:9", env=env, check=False)
@@ -110,6 +112,7 @@ def rows_written(out: Path) -> int:
         return 0
 
 
+@pytest.mark.slow          # kills and resumes whole runs many times
 @pytest.mark.parametrize("command", ["grid", "run"])
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, env, command):
     config = write_config(tmp_path, passes=40)                # long enough to kill mid-way

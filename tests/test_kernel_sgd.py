@@ -166,7 +166,7 @@ def test_runner_writes_a_clean_skipped_row_beyond_max_samples(tmp_path, isolated
     """The O(n²) limit is a BudgetExceededError in begin(): the runner records "skipped", no crash."""
     from kernelbench.config import config_from_dict
     from kernelbench.results import read_results
-    from kernelbench.runner import run_experiment
+    from kernelbench.experiment import run_experiment
 
     cfg = config_from_dict({"name": "skip", "dataset": {"name": "digits86"},
                             "algorithm": {"name": "k-sdca", "params": {"max_samples": 100}},

@@ -14,8 +14,9 @@ from kernelbench.config import config_from_dict
 from kernelbench.data import load_dataset
 from kernelbench.errors import ConfigError
 from kernelbench.results import COLUMNS, collect_results, read_results
-from kernelbench.runner import _evaluate, run_experiment
-from kernelbench.solvers import DSGRegressor
+from kernelbench.experiment import run_experiment
+from kernelbench.experiment.metrics import evaluate as _evaluate
+from kernelbench.estimators import DSGRegressor
 
 from conftest import MIRROR  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The dataset parsing layer: kernelbench/data/parse.py and its compiled svmlight parser (_svmlight.pyx).
 
 Independent truths: scikit-learn's `load_svmlight_file` (the parser must equal it, value for value),
-pandas.read_csv, hand-written arrays and hashlib. Repairs (DESIGN.md §7d) are checked against the
+pandas.read_csv, hand-written arrays and hashlib. Repairs of published defects are checked against the
 arrays of the same file without the defect.
 """
 from __future__ import annotations

@@ -10,7 +10,8 @@ import pytest
 import yaml
 from sklearn.datasets import make_classification
 
-import kernelbench.runner as runner
+import kernelbench.experiment as experiment
+from kernelbench.experiment import prepare, run
 from kernelbench.cli import main
 from kernelbench.config import config_from_dict
 from kernelbench.data.load import Dataset
@@ -47,7 +48,7 @@ def _marked_data(n_train=300, n_test=100):
 
 
 def _use_data(monkeypatch, data):
-    monkeypatch.setattr(runner, "load_dataset", lambda *a, **k: data)
+    monkeypatch.setattr(prepare, "load_dataset", lambda *a, **k: data)
 
 
 def _cfg(**extra):
@@ -75,9 +76,10 @@ def test_each_fold_scores_exactly_the_unlabeled_rows_it_did_not_train_on(tmp_pat
     _use_data(monkeypatch, data)
     spy = AlgorithmSpec("tsgs3vm", classifier=_Spy, regressor=None, description="spy",
                         tasks=("binary", "semi-supervised"), fixed={"gamma": 1.0})
-    monkeypatch.setattr(runner, "algorithms", lambda: {"tsgs3vm": spy})
+    for module in (prepare, run):       # where the experiment layer looks the algorithm up
+        monkeypatch.setattr(module, "algorithms", lambda: {"tsgs3vm": spy})
     _Spy.events = []
-    folder = runner.run_experiment(_cfg(), out_dir=tmp_path, quiet=True)    # cv: the default 5
+    folder = experiment.run_experiment(_cfg(), out_dir=tmp_path, quiet=True)    # cv: the default 5
 
     final = _final(folder)
     assert sorted(zip(final["trial"], final["fold"])) == [(t, i) for t in range(2) for i in range(5)]
@@ -130,9 +132,9 @@ def test_each_fold_scores_exactly_the_unlabeled_rows_it_did_not_train_on(tmp_pat
 def test_resume_keeps_finished_folds(tmp_path, monkeypatch):
     _use_data(monkeypatch, _marked_data())
     cfg = _cfg(trials=1, cv=3)
-    folder = runner.run_experiment(cfg, out_dir=tmp_path, quiet=True)
+    folder = experiment.run_experiment(cfg, out_dir=tmp_path, quiet=True)
     before = pd.read_csv(folder / "results.csv")
-    again = runner.run_experiment(cfg, out_dir=tmp_path, quiet=True, resume=True)
+    again = experiment.run_experiment(cfg, out_dir=tmp_path, quiet=True, resume=True)
     assert again == folder
     pd.testing.assert_frame_equal(pd.read_csv(folder / "results.csv"), before)   # nothing redone
 
@@ -148,7 +150,7 @@ def test_fold_test_error_equals_fit_and_predict_on_the_same_rows(tmp_path, monke
     params = {"batch_size": 32, "C": 10.0, "gamma": 0.2}
     # no stop: each cell trains as the estimator's fit does
     cfg = _cfg(algorithm={"name": "tsgs3vm", "params": params}, cv=3, seed=4, dataset={"labeled": 30})
-    final = _final(runner.run_experiment(cfg, out_dir=tmp_path, quiet=True))
+    final = _final(experiment.run_experiment(cfg, out_dir=tmp_path, quiet=True))
     assert len(final) == 2 * 3
     errors = []
     for trial in range(2):
@@ -168,10 +170,10 @@ def test_a_pass_counts_the_data_file_as_geng_s_one_pass_over_the_entire_dataset(
     X, y = make_classification(n_samples=600, n_features=5, n_informative=3, random_state=1)
     _use_data(monkeypatch, Dataset("cls", "binary", X, np.where(y == 1, 1.0, -1.0), X[:50], np.ones(50)))
     params = {"batch_size": 16, "block_size": 16}
-    held_out = _final(runner.run_experiment(_cfg(algorithm={"name": "tsgs3vm", "params": params}, trials=1,
+    held_out = _final(experiment.run_experiment(_cfg(algorithm={"name": "tsgs3vm", "params": params}, trials=1,
                                                  protocol="held-out", stop={"passes": 1}),
                                             out_dir=tmp_path / "h", quiet=True))
-    paper = _final(runner.run_experiment(_cfg(algorithm={"name": "tsgs3vm", "params": params}, trials=1,
+    paper = _final(experiment.run_experiment(_cfg(algorithm={"name": "tsgs3vm", "params": params}, trials=1,
                                               stop={"passes": 1}), out_dir=tmp_path / "p", quiet=True))
     y_semi = np.full(600, np.nan)
     y_semi[:20] = np.tile([1.0, -1.0], 10)
@@ -231,12 +233,12 @@ def test_report_never_pools_paper_and_held_out_runs(tmp_path, monkeypatch):
     tags = {"paper": "geng2019", "figure": "fig3", "panel": "x", "role": "ours"}
     held_out = _cfg(trials=1, cv=2, tags=tags, protocol="held-out")
     for cfg in (held_out, _cfg(trials=1, cv=2, tags=tags)):
-        runner.run_experiment(cfg, out_dir=tmp_path, quiet=True)
+        experiment.run_experiment(cfg, out_dir=tmp_path, quiet=True)
     rows = final_rows(collect_results(tmp_path))
     assert len(rows) == 1 + 2          # the held-out trial and the paper trial's two folds
     conflict = pooling_conflict(rows)
     assert conflict is not None and "run.protocol" in conflict
     assert pooling_conflict(rows[rows["fold"].isna()]) is None          # held-out alone: poolable
-    runner.run_experiment(held_out, out_dir=tmp_path / "again", quiet=True)
+    experiment.run_experiment(held_out, out_dir=tmp_path / "again", quiet=True)
     both = final_rows(collect_results(tmp_path / "again"))
     assert pooling_conflict(pd.concat([rows[rows["fold"].isna()], both])) is None

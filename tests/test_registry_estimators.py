@@ -1,4 +1,4 @@
-"""Every registered algorithm is tested by being registered (issue 16, item 1):
+"""Every registered algorithm is tested by being registered:
 
 - each of its estimator classes passes scikit-learn's estimator checks with its defaults, except
   the checks the class names in `expected_failed_checks` (each with the reason);
@@ -15,7 +15,7 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 from sklearn.utils.estimator_checks import check_estimator
 
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.semisupervised import FULLY_LABELED_CHECKS
 
 SPECS = algorithms()

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from kernelbench.report import PUBLISHED, build_report, markdown_to_html
+from kernelbench.papers import PAPERS
+from kernelbench.report import build_report, markdown_to_html
 from kernelbench.results import Run
 
 PARAMS = json.dumps({"loss": "logistic"}, sort_keys=True)
@@ -16,7 +17,7 @@ DAI = {"paper": "dai2014", "figure": "fig1", "panel": "(1)", "role": "ours"}
 
 def make_run(out, rows, smoke=False, tags=DAI):
     run = Run.create(out, "a9a_dsg", {"name": "a9a_dsg"}, tags=tags)
-    run.update_meta(smoke=smoke)
+    run.update(smoke=smoke)
     for row in rows:
         run.append({"dataset": "a9a", "algorithm": "dsg", "params": PARAMS, **row})
     run.finish()
@@ -47,7 +48,7 @@ def test_ours_is_mean_and_std_of_finished_test_cells_only(tmp_path):
 
 
 def test_two_configs_with_different_parameters_never_share_a_row(tmp_path):
-    """The issue's case: a 3-trial run and a 2-trial run of another setting, both tagged for Dai et
+    """The case that motivated never pooling: a 3-trial run and a 2-trial run of another setting, both tagged for Dai et
     al. Fig. 1(1) DSG, were shown as one '15.946 ± 0.289 (5)'."""
     def run_of(experiment, params, stop, errors):
         run = Run.create(tmp_path, experiment, {"name": experiment, "stop": stop}, tags=DAI)
@@ -104,8 +105,8 @@ def test_bsgd_entries_select_by_params_and_table(tmp_path):
 
 def test_every_paper_appears_and_html_has_tables(tmp_path):
     markdown, _ = build_report([tmp_path])
-    for paper in {e.paper for e in PUBLISHED}:
-        assert f"## {paper}" in markdown
+    for paper in PAPERS.values():
+        assert f"## {paper.name}" in markdown
     page = markdown_to_html(markdown)
     assert page.count("<table>") == page.count("</table>") >= 3 and "<th>published</th>" in page
 

@@ -1,4 +1,4 @@
-"""The results writer (DESIGN.md §4): run folders, crash-safe rows, atomic run.json."""
+"""The results writer: run folders, crash-safe rows, atomic run.json."""
 from __future__ import annotations
 
 import csv
@@ -13,10 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kernelbench import results as results_module
+from kernelbench._io import atomic_write_text, safe_name
+from kernelbench.results import run as results_module
 from kernelbench.errors import KernelbenchError
-from kernelbench.results import (COLUMNS, TAG_COLUMNS, OutputError, Run, atomic_write_text, collect_results,
-                                 config_values, final_rows, read_results, safe_name, tagged)
+from kernelbench.errors import OutputError
+from kernelbench.results import (COLUMNS, TAG_COLUMNS, Run, collect_results, config_values, final_rows, read_results,
+                                 tagged)
 
 CONFIG = {"name": "demo", "algorithm": {"name": "dsg", "params": {"C": 1.0}}, "seed": 0}
 
@@ -107,19 +109,19 @@ def test_a_colliding_name_is_retried_not_reused(tmp_path, monkeypatch):
 
 def test_status_transitions_and_meta_updates(tmp_path):
     run = Run.create(tmp_path, "demo", CONFIG)
-    run.update_meta(dataset={"n": 100, "d": 3}, peak_memory_bytes=123)
+    run.update(dataset={"n": 100, "d": 3}, peak_memory_mb=123)
     meta = json.loads((run.path / "run.json").read_text())
     assert meta["status"] == "running" and meta["dataset"] == {"n": 100, "d": 3}
     run.finish(summary={"best_test_error": 0.1})
     meta = json.loads((run.path / "run.json").read_text())
     assert meta["status"] == "finished" and meta["summary"] == {"best_test_error": 0.1}
-    assert meta["duration_seconds"] >= 0 and meta["peak_memory_bytes"] == 123
+    assert meta["duration_seconds"] >= 0 and meta["peak_memory_mb"] == 123
     assert datetime.fromisoformat(meta["ended"]) >= datetime.fromisoformat(meta["started"])
     assert Run.open(run.path).status == "finished"
     with pytest.raises(ValueError):
         run.finish("done")
     with pytest.raises(ValueError):
-        run.update_meta(status="finished")
+        run.update(status="finished")
     assert not [p for p in run.path.iterdir() if p.name.endswith(".tmp")]
 
 
@@ -305,12 +307,12 @@ def test_final_rows_is_the_last_row_of_each_finished_cell(tmp_path):
 def test_collect_results_adds_run_config_and_training_size(tmp_path):
     config = {"name": "demo", "stop": {"passes": 5}, "dataset": {"labeled_only": True}}
     a = Run.create(tmp_path / "r", "demo", config, tags={"paper": "geng2019", "figure": "fig2"})
-    a.update_meta(dataset={"n_train": 1200})
+    a.update(dataset={"n_train": 1200})
     a.append(row(1, final=1))
     b = Run.create(tmp_path / "r", "other", {"name": "other"}, tags={"paper": "gu2018"})
     b.append(row(1, final=1))
     smoke = Run.create(tmp_path / "r", "smoke", config)
-    smoke.update_meta(smoke=True)
+    smoke.update(smoke=True)
     smoke.append(row(1, final=1))
     df = collect_results(tmp_path / "r")
     assert sorted(df["experiment"]) == ["demo", "other"]         # the smoke run is left out

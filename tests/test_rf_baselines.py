@@ -11,7 +11,7 @@ from sklearn.svm import SVC, LinearSVC
 import reference_baselines as ref
 from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 
 
 @pytest.mark.parametrize("feature_map", ["random_fourier", "nystroem"])

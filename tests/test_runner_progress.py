@@ -1,4 +1,4 @@
-"""Long runs stay legible (issue 14): an overall bar over cells with ETA on a terminal, Ctrl-C
+"""Long runs stay legible: an overall bar over cells with ETA on a terminal, Ctrl-C
 says what was kept and how to resume (exit 130), and a large test part is predicted in row
 chunks, on the cell's cores where the estimator allows it, with the same predictions as one call.
 
@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kernelbench import runner
-from kernelbench.registry import algorithms
+import kernelbench.experiment as experiment
+from kernelbench.experiment import metrics
+from kernelbench.estimators import algorithms
 
 MODES = ("internal", "rows", "serial")
 
@@ -71,12 +72,12 @@ def test_chunked_prediction_equals_one_call(name, monkeypatch):
     X_test = rng.normal(size=(20_000, 6))
     # smaller parts than in a real run, with a chunk that is still a multiple of the solvers' own
     # prediction blocks, as the real PREDICT_CHUNK_ROWS is
-    assert runner.PREDICT_CHUNK_ROWS % 8192 == 0
-    monkeypatch.setattr(runner, "PREDICT_SPLIT_ROWS", 10_000)
-    monkeypatch.setattr(runner, "PREDICT_CHUNK_ROWS", 8192)
+    assert metrics.PREDICT_CHUNK_ROWS % 8192 == 0
+    monkeypatch.setattr(metrics, "PREDICT_SPLIT_ROWS", 10_000)
+    monkeypatch.setattr(metrics, "PREDICT_CHUNK_ROWS", 8192)
     one_call = est.decision_function(X_test)
     est.predict = est.decision_function         # compare real-valued outputs, not only labels
-    assert np.array_equal(runner._predict(est, X_test, threads=2), one_call)
+    assert np.array_equal(metrics.predict(est, X_test, threads=2), one_call)
 
 
 class _Recorder:
@@ -94,40 +95,40 @@ class _Recorder:
 
 
 def test_how_each_mode_splits_a_large_part(monkeypatch):
-    monkeypatch.setattr(runner, "PREDICT_SPLIT_ROWS", 100)
-    monkeypatch.setattr(runner, "PREDICT_CHUNK_ROWS", 64)
+    monkeypatch.setattr(metrics, "PREDICT_SPLIT_ROWS", 100)
+    monkeypatch.setattr(metrics, "PREDICT_CHUNK_ROWS", 64)
     X = np.arange(150, dtype=float).reshape(-1, 1)
     internal = _Recorder("internal")
-    assert np.array_equal(runner._predict(internal, X, threads=2), X[:, 0])
+    assert np.array_equal(metrics.predict(internal, X, threads=2), X[:, 0])
     assert [rows for _, rows in internal.calls] == [150]                     # one call
 
     serial = _Recorder("serial")
-    assert np.array_equal(runner._predict(serial, X, threads=2), X[:, 0])
+    assert np.array_equal(metrics.predict(serial, X, threads=2), X[:, 0])
     assert serial.calls == [(threading.get_ident(), 64), (threading.get_ident(), 64),
                             (threading.get_ident(), 22)]                    # in order, here
 
     small = _Recorder("rows")
-    assert np.array_equal(runner._predict(small, X[:100], threads=2), X[:100, 0])
+    assert np.array_equal(metrics.predict(small, X[:100], threads=2), X[:100, 0])
     assert [rows for _, rows in small.calls] == [100]                        # not large: one call
 
     rows = _Recorder("rows", barrier=threading.Barrier(2))
     X2 = X[:128]
-    assert np.array_equal(runner._predict(rows, X2, threads=2), X2[:, 0])
+    assert np.array_equal(metrics.predict(rows, X2, threads=2), X2[:, 0])
     threads = {ident for ident, _ in rows.calls}
     assert len(rows.calls) == 2 and len(threads) == 2 and threading.get_ident() not in threads
 
 
 def test_resume_command_is_the_users_command_with_resume():
-    cli = str(Path(runner.__file__).with_name("cli.py"))
-    cmd = runner.resume_command([cli, "run", "my configs/a.yaml", "--out", "res", "-j", "2"])
+    cli = str(Path(experiment.__file__).parent.parent / "cli" / "__main__.py")
+    cmd = experiment.resume_command([cli, "run", "my configs/a.yaml", "--out", "res", "-j", "2"])
     argv = shlex.split(cmd)
     assert argv[1:3] == ["-m", "kernelbench.cli"]                 # `python -m kernelbench.cli`
     assert os.path.samefile(argv[0] if os.sep in argv[0] else shutil.which(argv[0]), sys.executable)
     assert argv[3:] == ["run", "my configs/a.yaml", "--out", "res", "-j", "2", "--resume"]
-    again = runner.resume_command(["/nowhere/bin/kernelbench", "grid", "c.yaml", "--resume"])
+    again = experiment.resume_command(["/nowhere/bin/kernelbench", "grid", "c.yaml", "--resume"])
     assert shlex.split(again) == ["/nowhere/bin/kernelbench", "grid", "c.yaml", "--resume"]
     # reproduce has no --resume: called again, it resumes what it finds unfinished
-    paper = runner.resume_command(["/nowhere/bin/kernelbench", "reproduce", "dai2014", "--budget", "1h"])
+    paper = experiment.resume_command(["/nowhere/bin/kernelbench", "reproduce", "dai2014", "--budget", "1h"])
     assert shlex.split(paper) == ["/nowhere/bin/kernelbench", "reproduce", "dai2014", "--budget", "1h"]
 
 

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from kernelbench.config import StopConfig
 from kernelbench.data import Dataset
 from kernelbench.registry import AlgorithmSpec
-from kernelbench.runner import Cell, Prepared, train_cell
+from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import RANDOM_STATE, declare
 from kernelbench.solvers.base import Solver
 

@@ -1,4 +1,4 @@
-"""kernelbench.runner.trace, the runner's one timed loop, and the stepping protocol it drives
+"""kernelbench.experiment.trace, the runner's one timed loop, and the stepping protocol it drives
 (kernelbench.solvers.base.Solver).
 
 Truths: a clock that only the test advances (so "training time" is known exactly), the calls a
@@ -13,10 +13,10 @@ import time
 import numpy as np
 import pytest
 
-from kernelbench import runner
+from kernelbench.experiment import timing
 from kernelbench.params import RANDOM_STATE, declare
-from kernelbench.registry import algorithms
-from kernelbench.runner import trace
+from kernelbench.estimators import algorithms
+from kernelbench.experiment import trace
 from kernelbench.solvers.dsg import DSGClassifier
 from kernelbench.solvers.base import IterativeEstimator, Solver
 
@@ -185,7 +185,7 @@ def test_warm_reads_without_writing():
     arrays = [np.arange(10_000, dtype=np.float64), np.zeros(0), np.arange(12.0).reshape(3, 4)[:, ::2],
               np.ones((300, 7), dtype=np.float16)]
     copies = [a.copy() for a in arrays]
-    runner._warm(arrays)                         # empty and non-contiguous arrays are skipped
+    timing._warm(arrays)                         # empty and non-contiguous arrays are skipped
     assert all(np.array_equal(a, c) for a, c in zip(arrays, copies))
 
 

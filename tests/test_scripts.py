@@ -44,7 +44,7 @@ def test_no_test_imports_a_script():
 
 def test_the_evaluation_overhead_bench_runs(tmp_path):
     """One algorithm, one repetition: the table and its summary line (numbers are not checked:
-    timings live in benchmarks, DESIGN.md §7)."""
+    timings live in benchmarks, not in tests)."""
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_eval_overhead.py"),
                           "--algorithms", "libsvm", "--repeat", "1", "--cpu", "-1"],
                          capture_output=True, text=True, timeout=600, cwd=tmp_path)

@@ -12,8 +12,9 @@ from sklearn.utils.estimator_checks import check_estimator
 from kernelbench.config import config_from_dict
 from kernelbench.data.load import Dataset
 from kernelbench.errors import ConfigError, DataError
-from kernelbench.registry import AlgorithmSpec, algorithms
-from kernelbench.runner import Cell, Prepared, grid_search, run_experiment, train_cell
+from kernelbench.estimators import algorithms
+from kernelbench.registry import AlgorithmSpec
+from kernelbench.experiment import Cell, Prepared, grid_search, run_experiment, train_cell
 from kernelbench.semisupervised import (FULLY_LABELED_CHECKS, draw_labeled, mask_unlabeled, paper_folds,
                                         training_view)
 from kernelbench.config import StopConfig

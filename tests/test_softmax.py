@@ -8,7 +8,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.solvers import _dsg
 from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
 from kernelbench.solvers.dsg import DSGClassifier

@@ -10,7 +10,7 @@ from sklearn.base import clone
 import reference
 import reference_baselines as ref
 from kernelbench.errors import SolverError
-from kernelbench.solvers import DSGClassifier, DSGRegressor
+from kernelbench.estimators import DSGClassifier, DSGRegressor
 from scipy.special import logsumexp
 from kernelbench.solvers.svrg_rf import SVRGRFClassifier, SVRGRFRegressor
 

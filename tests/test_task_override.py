@@ -8,7 +8,7 @@ import pytest
 from kernelbench.config import load_config
 from kernelbench.errors import ConfigError
 from kernelbench.results import read_results
-from kernelbench.runner import run_experiment
+from kernelbench.experiment import run_experiment
 
 
 def _write(tmp_path, task_line):

@@ -10,7 +10,7 @@ from sklearn.datasets import make_moons
 from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
+from kernelbench.estimators import algorithms
 from kernelbench.solvers.losses import (UNLABELED_LOSSES, code, unlabeled_code, unlabeled_loss_derivatives,
                                         unlabeled_loss_values)
 from kernelbench.solvers._tsgs3vm import OFFSETS, TSGCore

@@ -9,8 +9,8 @@ from sklearn.svm import SVC
 from kernelbench.config import StopConfig
 from kernelbench.data import Dataset
 from kernelbench.errors import SolverError
-from kernelbench.registry import algorithms
-from kernelbench.runner import Cell, Prepared, train_cell
+from kernelbench.estimators import algorithms
+from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.solvers.base import BudgetExceededError
 from kernelbench.baselines.tsvm import TSVMCCCP, TSVMLabelSwitching
 

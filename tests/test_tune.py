@@ -1,4 +1,4 @@
-"""`kernelbench tune` (kernelbench/tune.py) and search spaces (kernelbench/search.py): spaces parsed
+"""`kernelbench tune` (kernelbench/experiment/tuning.py) and search spaces (kernelbench/search.py): spaces parsed
 and checked against the declarations, successive halving stopping bad settings early, validation
 that never sees a test row, resume after an interrupt, and the tuned config re-running to the
 refit's result. Small data (digits 8 vs 6, bundled with scikit-learn): seconds."""
@@ -19,9 +19,9 @@ import yaml
 
 from kernelbench.config import StopConfig, TuneConfig, config_from_dict, load_config
 from kernelbench.errors import ConfigError
-from kernelbench.registry import algorithms
-from kernelbench.search import (Choices, LogUniform, data_scales, default_space, grid_from_space,
-                                parse_space)
+from kernelbench.estimators import algorithms
+from kernelbench.experiment.selection import data_scales
+from kernelbench.search import Choices, LogUniform, default_space, grid_from_space, parse_space
 
 BASE = {"name": "tune_test", "dataset": {"name": "digits86", "scale": "minmax"},
         "algorithm": {"name": "dsg", "params": {"batch_size": 16, "block_size": 32}},
@@ -41,7 +41,7 @@ def config(**changes):
 
 
 def tune_run(cfg, out, **kwargs) -> Path:
-    from kernelbench.tune import tune
+    from kernelbench.experiment import tune
     return tune(cfg, out_dir=out, quiet=True, **kwargs)
 
 
@@ -101,7 +101,7 @@ def test_every_algorithm_declares_a_space_and_median_scales_gamma():
 
 
 def test_rungs_scale_the_configs_stop():
-    from kernelbench.tune import rung_budgets
+    from kernelbench.experiment.stopping import rung_budgets
     rungs = rung_budgets(StopConfig(passes=9.0), TuneConfig(rungs=3, eta=3))
     assert [b for _, b in rungs] == pytest.approx([1.0, 3.0, 9.0])
     rungs = rung_budgets(StopConfig(passes=None, iterations=100), TuneConfig(rungs=2, eta=4))
@@ -109,7 +109,7 @@ def test_rungs_scale_the_configs_stop():
 
 
 def test_a_split_trains_as_many_steps_as_the_final_run():
-    from kernelbench.tune import same_training
+    from kernelbench.experiment.stopping import same_training
     assert same_training(StopConfig(passes=1.0), 1000, 200).passes == pytest.approx(5.0)   # a fifth: 5 passes
     assert same_training(StopConfig(passes=None, iterations=50), 1000, 200).iterations == 50
 
@@ -117,8 +117,8 @@ def test_a_split_trains_as_many_steps_as_the_final_run():
 # ---- validation on the training part only --------------------------------------------------------------
 
 def test_validation_splits_hold_out_training_rows_only():
-    from kernelbench.runner import prepare_experiment
-    from kernelbench.tune import validation_splits
+    from kernelbench.experiment import prepare_experiment
+    from kernelbench.experiment.tuning import validation_splits
 
     for tune in ({}, {"validation": "cv"}):
         cfg = config(tune=tune, cv=4)
@@ -139,9 +139,9 @@ def test_validation_splits_hold_out_training_rows_only():
 
 
 def test_semi_supervised_validation_scores_labeled_rows_and_keeps_unlabeled_ones_in_training():
-    from kernelbench.runner import prepare_experiment
+    from kernelbench.experiment import prepare_experiment
     from kernelbench.semisupervised import draw_labeled
-    from kernelbench.tune import validation_splits
+    from kernelbench.experiment.tuning import validation_splits
 
     cfg = config(dataset={"name": "digits86", "scale": "minmax", "labeled": 40},
                  algorithm={"name": "tsgs3vm"}, stop={"passes": 1})
@@ -163,24 +163,25 @@ def test_semi_supervised_validation_scores_labeled_rows_and_keeps_unlabeled_ones
 def test_tune_never_validates_on_the_test_part(tmp_path, monkeypatch):
     """The test part's labels are flipped: validation on training rows stays good, the refit's
     test error is bad. Had any validation row come from the test part, validation would be bad."""
-    import kernelbench.runner as runner
+    import kernelbench.experiment as experiment
+    from kernelbench.experiment import prepare
 
-    real = runner.load_dataset
+    real = prepare.load_dataset
 
     def flipped(*args, **kwargs):
         data = real(*args, **kwargs)
         classes = np.unique(data.y_train)
         return replace(data, y_test=np.where(data.y_test == classes[0], classes[1], classes[0]))
 
-    monkeypatch.setattr(runner, "load_dataset", flipped)
+    monkeypatch.setattr(prepare, "load_dataset", flipped)
     cfg = config(tune={"candidates": 3, "rungs": 1})
     folder = tune_run(cfg, tmp_path)
     meta = json.loads((folder / "run.json").read_text())
     assert meta["best"]["validation_error"] < 0.1
     assert meta["refit"][0]["test_error"] > 0.9
     # the choice comes with the binomial standard error over the distinct validation rows
-    from kernelbench.tune import validation_splits
-    splits = validation_splits(runner.prepare_experiment(cfg, progress=False), cfg)
+    from kernelbench.experiment.tuning import validation_splits
+    splits = validation_splits(experiment.prepare_experiment(cfg, progress=False), cfg)
     n = len(np.unique(np.concatenate([valid for _, valid, _ in splits])))
     p = meta["best"]["validation_error"]
     assert meta["best"]["validation_standard_error"] == pytest.approx(math.sqrt(p * (1 - p) / n))
@@ -224,10 +225,9 @@ def test_a_diverging_setting_counts_as_the_worst(tmp_path):
 # ---- resume and the tuned config ----------------------------------------------------------------------
 
 def test_an_interrupted_tune_resumes_without_retraining_finished_cells(tmp_path, monkeypatch):
-    import kernelbench.runner as runner
-    from kernelbench.runner import Interrupted
+    from kernelbench.experiment import Interrupted, cells
 
-    real, calls = runner.train_cell, {"n": 0}
+    real, calls = cells.train_cell, {"n": 0}
 
     def counting(*args, **kwargs):
         calls["n"] += 1
@@ -235,7 +235,7 @@ def test_an_interrupted_tune_resumes_without_retraining_finished_cells(tmp_path,
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "train_cell", counting)
+    monkeypatch.setattr(cells, "train_cell", counting)
     cfg = config(tune={"candidates": 3, "rungs": 2, "refine": 1})
     fresh = tune_run(cfg, tmp_path / "fresh")
     total = calls["n"]                                          # 3 + 1 + 1 refined + 1 refit
@@ -276,7 +276,7 @@ def test_cli_tune_prints_the_best_and_refuses_a_bad_budget(tmp_path):
 
 
 def test_grid_without_a_grid_searches_the_declared_space(tmp_path):
-    from kernelbench.runner import grid_search
+    from kernelbench.experiment import grid_search
 
     cfg = config(algorithm={"name": "libsvm"}, cv=2)
     folder = grid_search(cfg, out_dir=tmp_path, quiet=True)
@@ -286,7 +286,7 @@ def test_grid_without_a_grid_searches_the_declared_space(tmp_path):
 
 
 def test_parallel_cells_choose_what_the_sequential_tune_chooses(tmp_path):
-    from kernelbench.runner import Execution
+    from kernelbench.experiment import Execution
 
     cfg = config(tune={"candidates": 3, "rungs": 2, "refine": 1})
     one = tune_run(cfg, tmp_path / "one")

@@ -1,5 +1,2 @@
-"""Baselines: thin adapters over well-kept libraries, registered like our solvers. Importing
-registers them."""
-from kernelbench.baselines.libsvm import LibSVMClassifier
-
-__all__ = ["LibSVMClassifier"]
+"""Baselines: thin adapters over well-kept libraries (LIBSVM through scikit-learn, oneDAL, RBFSampler,
+Nystroem), registered like our solvers. The public classes are gathered in kernelbench.estimators."""

@@ -17,8 +17,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.svm import SVC, SVR
 
+from kernelbench._vocab import TASKS
 from kernelbench.errors import SolverError
-from kernelbench.params import C, CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, THREADS, TOL, Real, declare, param
+from kernelbench.params import CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, THREADS, TOL, C, Real, declare, param
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers.base import BinaryClassifierMixin, RegressionMixin, Solver, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
@@ -51,7 +52,9 @@ class _ExactSVM(Solver):
 
     def _estimator_class(self):
         if self.engine == "onedal":
-            from sklearnex.svm import SVC as OneDALSVC, SVR as OneDALSVR
+            # optional (x86-64 wheels only): oneDAL's SVC / SVR through scikit-learn-intelex
+            from sklearnex.svm import SVC as OneDALSVC
+            from sklearnex.svm import SVR as OneDALSVR
             return OneDALSVC if self._is_classifier() else OneDALSVR
         return SVC if self._is_classifier() else SVR
 
@@ -143,7 +146,6 @@ class ParallelSVMRegressor(RegressionMixin, _ExactSVM):
     determinism = ParallelSVMClassifier.determinism
 
 
-TASKS = ("binary", "multiclass", "regression")
 register_algorithm("libsvm", classifier=LibSVMClassifier, regressor=LibSVMRegressor, tasks=TASKS,
                    description="Exact kernel SVM: LIBSVM via scikit-learn's SVC / SVR (one-vs-one for "
                                "several classes; O(n²) memory and time)")

@@ -51,10 +51,7 @@ class _FixedFeatures(BinaryClassifierMixin, IterativeEstimator):
 
     def _init_model(self, X):
         seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
         n = X.shape[0]
         if self.feature_map == "random_fourier":
             self.map_ = RBFSampler(gamma=self.gamma_, n_components=int(self.n_components), random_state=seed)
@@ -114,7 +111,7 @@ class PegasosClassifier(_FixedFeatures):
     expected_failed_checks = {
         "check_classifiers_train": "one default pass over the check's 200 rows is 4 Pegasos steps, the last "
                                    "on an 8-row batch with η = 1/(4λ): the last iterate is short of accuracy "
-                                   "> 0.83 (5 passes: 0.97; defaults that adapt to n: issue 15)"}
+                                   "> 0.83 (5 passes: 0.97; `passes` defaults to 1, not adapted to n)"}
 
     def _train_rows(self, X, Y, rows):
         Z, y, w, lam = self._features(), Y[:, 0], self.coef_, self.lambda_

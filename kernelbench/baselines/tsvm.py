@@ -65,7 +65,7 @@ TSVM_PARAMETERS = declare(
     tol=TOL.but(doc="LIBSVM's stopping tolerance ε"),
     cache_mb=CACHE_MB.but(default=500.0, doc="LIBSVM's kernel cache in MB"),
     max_points=param(10000, "refuse (a 'skipped' row) problems with more than this many labeled + "
-                            "unlabeled points: O(n²) LIBSVM solves (10,000: a few minutes here)", Integer(1)),
+                            "unlabeled points: every step is an O(n²) LIBSVM solve", Integer(1)),
     max_iter=param(30, "most outer iterations (C* levels for tsvm-ls, CCCP steps for tsvm-cccp)",
                    Integer(1)))
 
@@ -104,10 +104,7 @@ class _TransductiveSVC(BinaryClassifierMixin, Solver):
         self._labeled, self._unlabeled = labeled, unlabeled
         self.n_labeled_, self.n_unlabeled_ = n_l, n_u
         self.C_unlabeled_ = self.C * n_l / n_u if self.C_unlabeled is None else float(self.C_unlabeled)
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=0)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=0)
         self.n_iter_ = 0
         self.samples_seen_ = 0
         self.n_solves_ = 0

@@ -7,7 +7,7 @@ scikit-learn's `load_svmlight_file` is the reference it agrees with, value for v
 and values are read with the C library's correctly rounded strtod, as Python's float() reads them.
 
 Published files carry defects that LIBSVM's and scikit-learn's readers refuse, although they have
-exactly one reading (DESIGN.md §7d). Each is repaired here, counted per kind (lines), and the first
+exactly one reading. Each is repaired here, counted per kind (lines), and the first
 line of each kind is recorded; with `strict` the first one is an error instead:
 
     MISSING_SEPARATOR   `13:6.64e-0114:8.74e-01`: a value glued to the next `index:` (LIBSVM's

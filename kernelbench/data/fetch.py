@@ -1,4 +1,4 @@
-"""Make dataset files available locally: cache dir -> mirror dirs -> download (DESIGN.md §5).
+"""Make dataset files available locally: cache dir -> mirror dirs -> download.
 
 Layout of the cache dir (`$KERNELBENCH_DATA`, default `platformdirs.user_cache_dir("kernelbench")`):
 
@@ -35,9 +35,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
-from kernelbench.errors import DataError
+from filelock import FileLock
+from tqdm import tqdm
 
-from .registry import DatasetSpec, FileSpec, get_spec
+from kernelbench._io import atomic_write_text, cache_root, safe_name
+from kernelbench.errors import DataError, OutputError
+
+from .registry import DatasetSpec, FileSpec, get_spec, registry_path
 
 CONNECT_TIMEOUT = 10.0      # seconds to resolve + connect; no network must fail fast
 READ_TIMEOUT = 60.0         # seconds without a byte before a download is abandoned (resumable)
@@ -50,13 +54,7 @@ _COMPRESSED_SUFFIXES = {".xz": "xz", ".bz2": "bz2", ".gz": "gz", ".zip": "zip"}
 
 def data_dirs() -> dict:
     """{"cache": Path, "mirrors": [Path, ...]} from $KERNELBENCH_DATA and $KERNELBENCH_MIRROR."""
-    env = os.environ.get("KERNELBENCH_DATA")
-    if env:
-        cache = Path(env).expanduser()
-    else:
-        import platformdirs
-
-        cache = Path(platformdirs.user_cache_dir("kernelbench"))
+    cache = cache_root()
     mirrors = [Path(p).expanduser() for p in os.environ.get("KERNELBENCH_MIRROR", "").split(os.pathsep) if p.strip()]
     return {"cache": cache, "mirrors": mirrors}
 
@@ -79,10 +77,6 @@ def _ensure_cache(cache: Path) -> None:
 @contextmanager
 def cache_lock(cache: Path, key: str):
     """An inter-process lock on one cache entry (download or parsed arrays)."""
-    from filelock import FileLock
-
-    from kernelbench.results import safe_name
-
     _ensure_cache(cache)
     with FileLock(str(cache / ".locks" / f"{safe_name(key, default='entry', max_length=150)}.lock")):
         yield
@@ -176,8 +170,6 @@ def sha256_of(path: Path, compression: str | None = None, member: str | None = N
 
 
 def _bar(progress: bool, total, desc: str, initial: int = 0):
-    from tqdm import tqdm
-
     return tqdm(total=total, initial=initial, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
                 file=sys.stderr, disable=not (progress and sys.stderr.isatty()), leave=False)
 
@@ -217,8 +209,6 @@ def _read_stamp(cache: Path, path: Path, member: str | None) -> str | None:
 
 
 def _write_stamp(cache: Path, path: Path, member: str | None, sha: str) -> None:
-    from kernelbench.results import OutputError, atomic_write_text
-
     sp = _stamp_path(cache, path, member)
     try:
         st = path.stat()
@@ -296,7 +286,7 @@ def check_url_allowed(url: str) -> None:
 
 def _resolve_host_quickly(url: str) -> None:
     """Name resolution has no timeout in requests; bound it so no network fails in seconds."""
-    import requests
+    import requests     # only when downloading: the data layer answers offline commands without it
 
     host = urlparse(url).hostname
     if not host or _is_loopback(host) or requests.utils.get_environ_proxies(url):
@@ -339,7 +329,7 @@ class _DownloadFailed(Exception):
 
 def _download(fspec: FileSpec, cache: Path, *, progress: bool) -> Path:
     """Download fspec.url into the cache (resuming a .part), verify, rename into place."""
-    import requests
+    import requests     # only when downloading (see _resolve_host_quickly)
     from urllib3.exceptions import HTTPError
 
     fname = fspec.download_name
@@ -497,8 +487,6 @@ def fetch(name: str, *, progress: bool = True) -> list[Path]:
 
 def dataset_info(name: str) -> dict:
     """The registry entry, resolved local files (or None), verification notes and the cache dir."""
-    from .registry import registry_path
-
     ds = get_spec(name)
     dirs = data_dirs()
     files = {}

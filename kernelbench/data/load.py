@@ -10,18 +10,21 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from kernelbench._vocab import DTYPES, SYNTHETIC
 from kernelbench.errors import DataError
 
-from .fetch import compression_of, fetch_file, mismatch_error, record_verified, stamped_sha256, verify_file
-from .parse import (DENSE_MAX_FEATURES, DTYPES, CsvOptions, Qm7Options, SvmlightOptions, csv_has_header,
-                    parse_cached, parse_csv, parse_qm7, parse_svmlight, to_csr32)
+from .fetch import compression_of, data_dirs, fetch_file, mismatch_error, record_verified, stamped_sha256, verify_file
+from .parse import (DENSE_MAX_FEATURES, CsvOptions, Qm7Options, SvmlightOptions, csv_has_header, parse_cached,
+                    parse_csv, parse_qm7, parse_svmlight, to_csr32)
 from .registry import DatasetSpec, FileSpec, get_spec
+from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
 
@@ -84,8 +87,6 @@ def _file_record(path: Path, role: str, meta: dict, strict: bool) -> dict:
 
 def _replica_sidecar(path: Path) -> dict | None:
     """The generator's description written beside a synthetic replica file (synthetic.py)."""
-    from .synthetic import SIDECAR_SUFFIX
-
     side = Path(str(path) + SIDECAR_SUFFIX)
     try:
         return json.loads(side.read_text()) if side.is_file() else None
@@ -145,15 +146,13 @@ def _load_registry_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, dty
 def _cached_elsewhere(fspec: FileSpec) -> bool:
     """Whether some parsed entry is keyed by this file's registry sha256 (then an unstamped local
     file must be hashed before that entry may stand for it)."""
-    from .fetch import data_dirs
-
     parsed = data_dirs()["cache"] / "parsed"
     return parsed.is_dir() and any(p.name.startswith(fspec.sha256) for p in parsed.iterdir())
 
 
 def _load_builtin(ds: DatasetSpec):
     if ds.source == "sklearn_digits_8_vs_6":
-        from sklearn.datasets import load_digits
+        from sklearn.datasets import load_digits     # heavy: the data layer answers `datasets` commands without it
 
         X, y = load_digits(return_X_y=True)
         keep = (y == 8) | (y == 6)
@@ -174,8 +173,6 @@ def _user_file(path, *, dtype: str, strict: bool, progress: bool):
             stem = stem[: -len(suffix)]
     member = None
     if compression_of(p) == "zip":
-        import zipfile
-
         try:
             names = zipfile.ZipFile(p).namelist()
         except zipfile.BadZipFile as exc:
@@ -298,7 +295,7 @@ def take_rows(X, idx):
 
 def split_fraction(X, y, task: str, fraction: float, seed: int, where: str = ""):
     """Seeded split of (X, y): stratified for classification. Rows keep their file order."""
-    from sklearn.model_selection import train_test_split
+    from sklearn.model_selection import train_test_split     # heavy: see _load_builtin
 
     n = y.shape[0]
     idx = np.arange(n)
@@ -346,7 +343,6 @@ def _concat_features(X_a, X_b):
 
 # ------------------------------------------------------------------ public entry point
 
-SYNTHETIC = "synthetic"     # the dataset family of synthetic.py (not a registry file)
 
 
 def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, progress=True,
@@ -378,8 +374,6 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
     provenance = {}
     split_protocol = {"protocol": "stratified", "test_fraction": 0.25}
     if name == SYNTHETIC:
-        from .synthetic import SyntheticSpec, make
-
         spec = synthetic if isinstance(synthetic, SyntheticSpec) else SyntheticSpec(**(synthetic or {}))
         X_tr, y_tr, X_syn_te, y_syn_te, provenance["synthetic"] = make(spec)
         info = provenance["synthetic"]

@@ -1,5 +1,5 @@
 """Data files -> arrays, streamed: decompression on one thread, parsing on another, results spooled
-to the parsed-array cache as they are produced (DESIGN.md §5, §7d).
+to the parsed-array cache as they are produced.
 
 Representation (one rule):
   * svmlight files with at most DENSE_MAX_FEATURES (300) features -> dense ndarray (every benchmark
@@ -32,6 +32,7 @@ import queue
 import shutil
 import struct
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -40,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from tqdm import tqdm
 
 from kernelbench.errors import DataError
 
@@ -52,7 +54,7 @@ BLOCK_BYTES = 8 << 20         # decompressed bytes per block
 QUEUE_BLOCKS = 4              # blocks decompressed ahead of the parser
 PROGRESS_MIN_BYTES = 50 << 20 # files above this show a progress bar (on a terminal)
 MAX_LINE_BYTES = 64 << 20     # a longer "line" is refused (a file without newlines)
-DTYPES = ("float64", "float32")
+
 _INT32_MAX = np.iinfo(np.int32).max
 _STATUS = _svmlight.Status
 _BASE_TXT = {1: "1-based", 0: "0-based", -1: "0- or 1-based"}
@@ -198,8 +200,6 @@ class BlockReader:
 
 
 def _progress(path: Path, size: int, show: bool):
-    from tqdm import tqdm
-
     return tqdm(total=size, desc=f"parse {path.name}", unit="B", unit_scale=True, unit_divisor=1024,
                 file=sys.stderr, leave=False,
                 disable=not (show and size >= PROGRESS_MIN_BYTES and sys.stderr.isatty()))
@@ -522,7 +522,7 @@ class _QueueStream(io.RawIOBase):
 def parse_csv(path: Path, folder: Path, options: CsvOptions, *, member=None,
               progress: bool = False) -> ParseReport:
     """Parse a numeric CSV file (label in `label_column`) into X.npy / y.npy under `folder`."""
-    import pandas as pd
+    import pandas as pd     # heavy, and only CSV files need it
 
     path = Path(path)
     report = ParseReport(source=str(path))
@@ -587,7 +587,7 @@ def parse_csv(path: Path, folder: Path, options: CsvOptions, *, member=None,
 
 
 def _csv_values(path, frame, options: CsvOptions, first_line: int) -> np.ndarray:
-    import pandas as pd
+    import pandas as pd     # heavy, and only CSV files need it
 
     if frame.shape[1] <= options.label_column or frame.shape[1] < 2:
         raise DataError(f"{path}: {frame.shape[1]} column(s); need the label in column {options.label_column} "
@@ -632,7 +632,7 @@ def parse_qm7(path: Path, folder: Path, options: Qm7Options, *, member=None,
     kcal/mol; Montavon et al. NIPS 2012, Dai et al.'s QuantumMachine) into X.npy / y.npy under
     `folder`: a row is the upper triangle of one Coulomb matrix, diagonal included, in the order of
     numpy.triu_indices (276 columns for 23 atoms); y = T. The fold indices P are not used."""
-    from scipy.io import loadmat
+    from scipy.io import loadmat     # only QM7's .mat file needs it
     from scipy.io.matlab import MatReadError
 
     path = Path(path)
@@ -753,8 +753,6 @@ def _write_meta(folder: Path, path, key, options, report: ParseReport):
 def _parse_uncached(path, parse, options, progress):
     """Parse into a private temporary folder (the cache is not writable); the arrays are read
     into memory and the folder removed."""
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="kernelbench-parse-") as tmp:
         report = parse(Path(tmp), progress)
         _write_meta(Path(tmp), path, "", options, report)

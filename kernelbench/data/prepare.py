@@ -6,13 +6,11 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
+from kernelbench._vocab import SCALINGS
 from kernelbench.errors import DataError
 
 from .load import Dataset, check_labels, take_rows
 from .parse import to_csr32
-
-SCALINGS = ("none", "standard", "minmax")
-
 
 MAX_PCA_DENSE_BYTES = 2 * 2**30   # sparse input is densified for PCA up to this; beyond: TruncatedSVD
 
@@ -70,6 +68,7 @@ def prepare(ds: Dataset, *, subsample=None, scale="none", seed=0, pca=None) -> D
 
 
 def _scaler(scale: str, sparse: bool):
+    # scikit-learn is heavy: the data layer answers `datasets` commands without it
     from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 
     if scale == "standard":
@@ -93,7 +92,7 @@ def _pca(X_tr, X_te, n_components, seed):
     if n_components >= d:
         return X_tr, X_te, f"pca {n_components} >= {d} features: features kept as they are"
     k = min(int(n_components), n)
-    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.decomposition import PCA, TruncatedSVD     # heavy: only with dataset.pca
 
     if sp.issparse(X_tr) and n * d * 8 > MAX_PCA_DENSE_BYTES:
         model = TruncatedSVD(n_components=k, random_state=seed)

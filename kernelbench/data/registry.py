@@ -13,9 +13,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
+from kernelbench._vocab import TASKS
 from kernelbench.errors import DataError
 
-TASKS = ("binary", "multiclass", "regression")
 FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (parse.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
 PROTOCOLS = ("official", "stratified", "random", "tail")
@@ -102,8 +104,6 @@ def load_registry() -> dict[str, DatasetSpec]:
 
 
 def _parse_registry(path: Path) -> dict[str, DatasetSpec]:
-    import yaml
-
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

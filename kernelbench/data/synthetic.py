@@ -29,6 +29,7 @@ into run.json. `defects` reproduces the published SUSY.xz defect: a value glued 
 """
 from __future__ import annotations
 
+import gzip
 import json
 import lzma
 import shutil
@@ -37,8 +38,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from kernelbench.errors import DataError
+
+from ._svmlight import format_rows
 
 GENERATOR_VERSION = 1
 BLOCK_ROWS = 100_000
@@ -169,10 +173,6 @@ def write_files(spec: SyntheticSpec, out_dir, *, defects: int | None = None, pro
 
     defects: lines (seeded) where a value is glued to the next `index:`, as in the published
     SUSY.xz; default 1 for susy, 0 otherwise (HIGGS's published defect is not known here)."""
-    from tqdm import tqdm
-
-    from ._svmlight import format_rows
-
     spec = spec.resolved()
     shape = SHAPES[spec.shape]
     out_dir = Path(out_dir)
@@ -254,8 +254,6 @@ class _compressor:
             self.fh = lzma.open(self.path, "wb", preset=self.level)
             return self.fh
         if name.endswith(".gz"):
-            import gzip
-
             self.fh = gzip.open(self.path, "wb", compresslevel=self.level)
             return self.fh
         self.fh = open(self.path, "wb")

@@ -1,47 +1,32 @@
 """Figures: one module per paper figure, each reading only results CSVs (never re-running).
 
-A figure registers a function `(results: DataFrame) -> matplotlib Figure | None` (None when its
-data is absent); `render_all` reads every results.csv under a folder (kernelbench.results.
-collect_results) and writes PNG + PDF. A paper's figure selects its runs by their tags (the config's
-`tags:`, a column of every row: kernelbench.results.tagged), never by experiment names. A figure
-computed from no results at all (e.g. bsgd_surfaces: Glasmachers & Qaadan Fig. 2, from the merging
-tables) registers with `needs_results=False`: it is drawn whenever the prefix selects it, even when
-the results folder holds no rows.
+Importing this package registers every figure (kernelbench/figures/base.py); `render_all` reads
+every results.csv under a folder (kernelbench.results.collect_results) and writes PNG + PDF. A
+paper's figure selects its runs by their tags (the config's `tags:`, a column of every row:
+kernelbench.results.tagged), never by experiment names; its name starts with the paper's id
+(kernelbench.papers: `figure_prefix`). A data-free figure is drawn whenever the prefix selects it,
+even when the results folder holds no rows.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")       # figures are written to files, never shown: set before pyplot is imported
 
 from kernelbench.results import collect_results
 
-__all__ = ["FIGURES", "register_figure", "collect_results", "render_all"]
+from . import bsgd_surfaces, bsgd_tables, dsg_curves, geng_s3vm, gu_asydsskl, lp_curves, scaling  # noqa: F401
+from .base import DATA_FREE, FIGURES, register_figure, save_figure
 
-FIGURES: dict[str, Callable] = {}
-DATA_FREE: set[str] = set()     # figures drawn without results (register_figure(needs_results=False))
-
-
-def register_figure(name: str, *, needs_results: bool = True):
-    def decorate(fn):
-        FIGURES[name] = fn
-        if not needs_results:
-            DATA_FREE.add(name)
-        return fn
-    return decorate
+# (the figure modules are imported for what they register)
+__all__ = ["FIGURES", "register_figure", "render_all", "save_figure"]
 
 
 def render_all(results_dir, out_dir, *, prefix: str = "") -> list[Path]:
     """Render every registered figure (those whose name starts with `prefix`, e.g. "geng2019_")
     that has data under results_dir, and the selected data-free ones; returns the files written."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    import kernelbench.figures
-    from kernelbench.registry import import_submodules
-
-    import_submodules(kernelbench.figures)   # each figure module registers its figures
-
     df = collect_results(results_dir)
     written = []
     selected = [(name, make) for name, make in sorted(FIGURES.items())
@@ -51,12 +36,5 @@ def render_all(results_dir, out_dir, *, prefix: str = "") -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, make in selected:
-        fig = make(df)
-        if fig is None:
-            continue
-        for ext in ("png", "pdf"):
-            path = out / f"{name}.{ext}"
-            fig.savefig(path, dpi=120, bbox_inches="tight")
-            written.append(path)
-        plt.close(fig)
+        written += save_figure(make(df), out / name, formats=("png", "pdf"))
     return written

@@ -23,9 +23,13 @@ whenever its name is selected by the prefix, even when the results folder holds 
 """
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter, MultipleLocator
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import register_figure
+from kernelbench.solvers._bsgd import lookup
+from kernelbench.solvers.merging import lookup_tables
 
 GRID_SIZE = 400      # the paper's lookup grid (§3)
 DRAW_STEP = 8        # draw every 8th node: a 50 × 50 surface
@@ -36,9 +40,6 @@ def merge_surfaces(grid_size: int = GRID_SIZE, step: int = DRAW_STEP):
     """(m, κ, h, WD): the drawn nodes m_i = κ_i = i/(grid_size − 1) (every `step`-th, symmetric
     about 1/2, endpoints included) and h[a, b] = h(m_a, κ_b), WD[a, b] = WD(m_a, κ_b) at unit
     total weight, read from the lookup tables (module docstring: conventions at m = 1/2, κ = 1)."""
-    from kernelbench.solvers._bsgd import lookup
-    from kernelbench.solvers.merging import lookup_tables
-
     if step < 1:
         raise ValueError(f"step must be >= 1, got {step}")
     H, W = lookup_tables(grid_size)
@@ -56,9 +57,6 @@ def merge_surfaces(grid_size: int = GRID_SIZE, step: int = DRAW_STEP):
 
 @register_figure("glasmachers2019_fig2_merge_surfaces", needs_results=False)
 def merge_surfaces_figure(_results=None):
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, MultipleLocator
-
     m, kappa, h, wd = merge_surfaces()
     M, K = np.meshgrid(m, kappa, indexing="ij")
     log_wd = np.log10(np.maximum(wd, WD_FLOOR))

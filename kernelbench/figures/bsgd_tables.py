@@ -9,8 +9,9 @@ import json
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import register_figure
 from kernelbench.results import final_rows, tagged
 
 METHOD_ORDER = ("gss-precise", "gss", "lookup-h", "lookup-wd")
@@ -20,8 +21,6 @@ LABELS = {"gss-precise": "GSS-precise", "gss": "GSS", "lookup-h": "Lookup-h", "l
 def final_bsgd_rows(df):
     """One row per finished BSGD cell of those runs (its final row), with merge, budget and the
     counters unpacked; diagnostic runs (their timings are not comparable) are left out."""
-    import pandas as pd
-
     rows = final_rows(tagged(df, paper="glasmachers2019", figure="table2"), statuses=("ok",))
     if rows.empty:
         return pd.DataFrame()

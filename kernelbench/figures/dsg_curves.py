@@ -13,16 +13,12 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, register_figure
 from kernelbench.results import tagged
 
 # The algorithms Dai et al. and Li & Póczos plot (those present in the results draw)
 DSG_FAMILY = ("dsg", "udsg", "cdsg", "libsvm", "norma", "k-sdca", "r-pegasos", "n-pegasos", "r-sdca",
               "n-sdca", "svrg-rf")
-STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"), "norma": ("C0", "s"),
-         "k-sdca": ("C9", "D"), "r-pegasos": ("C2", "<"), "n-pegasos": ("C8", ">"),
-         "r-sdca": ("C5", "p"), "n-sdca": ("C7", "h"),
-         "svrg-rf": ("C4", "x"), "libsvm": ("k", None)}
 # dataset -> (panel order, title): what Dai et al. call it, and what we ran
 PANELS = {
     "a9a": (1, "(1) Adult (a9a)"),
@@ -46,7 +42,7 @@ def _order(datasets):
 
 def _draw(ax, part, x, y, logx):
     for algorithm, rows in sorted(part.groupby("algorithm"), key=lambda item: DSG_FAMILY.index(item[0])):
-        color, marker = STYLE.get(algorithm, (None, "o"))
+        color, marker = ALGORITHM_STYLE.get(algorithm, (None, "o"))
         # trials of one run, plus runs of the same config with other --seed values
         trials = len(rows[["run_id", "trial"]].drop_duplicates()) if {"run_id", "trial"} <= set(rows) else 1
         label = f"{algorithm} ({trials} trial{'s' if trials > 1 else ''})"

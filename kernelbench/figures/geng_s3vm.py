@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import register_figure
 from kernelbench.results import config_values, final_rows, tagged
 
 METHODS = ("tsvm-cccp", "tsvm-ls", "bgs3vm", "frs3vm", "tsgs3vm", "tsgs3vm-passes", "dsg-labeled",
@@ -36,8 +37,6 @@ COLORS = {"tsvm-cccp": "tab:purple", "tsvm-ls": "tab:brown", "bgs3vm": "tab:gree
 def geng_rows(df):
     """One row per finished cell of the Geng et al. runs, with `method`, `passes` (stop.passes) and
     `train_size` (the rows trained on; Fig. 2 runs only, NaN otherwise)."""
-    import pandas as pd
-
     rows = final_rows(tagged(df, paper="geng2019"))
     if rows.empty:
         return pd.DataFrame()

@@ -15,13 +15,12 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, register_figure
 from kernelbench.results import tagged
 
 ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm", "libsvm-p")
 LABELS = {"asydsskl": "AsyDSSKL", "asygcd": "AsyGCD", "dsg": "Double SGD (DSG, logistic)",
           "libsvm": "LIBSVM (sklearn SVC/SVR)", "libsvm-p": "LIBSVM(P) stand-in (oneDAL SVC/SVR)"}
-STYLE = {"asydsskl": ("C3", "o"), "asygcd": ("C0", "s"), "dsg": ("C2", "^"), "libsvm": ("k", "D"), "libsvm-p": ("0.45", "P")}
 # dataset -> (panel order, title): the paper's panels first, the sets added here after
 PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) Covtype B: 20k SUBSET"),
           "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),
@@ -61,7 +60,7 @@ def _curves(df, metric, ylabel, transform):
                        if "threads" in alg else None)
             for count, run in (alg.groupby(threads.astype(str), sort=True) if threads is not None
                                else [("", alg)]):
-                color, marker = STYLE[algorithm]
+                color, marker = ALGORITHM_STYLE[algorithm]
                 trials = run["trial"].nunique()
                 # mean over trials at each evaluation point (time: mean of the trials' times)
                 curve = run.groupby("iteration").agg(t=("train_seconds", "mean"), v=(metric, "mean"))
@@ -111,7 +110,7 @@ def test_time(df):
             alg = part[part["algorithm"] == algorithm].sort_values("n_test")
             if alg.empty:
                 continue
-            color, marker = STYLE[algorithm]
+            color, marker = ALGORITHM_STYLE[algorithm]
             size = alg["n_features"].dropna().max() if alg["n_features"].notna().any() else \
                 alg["n_support_vectors"].max()
             unit = "features" if alg["n_features"].notna().any() else "SVs"

@@ -12,12 +12,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, register_figure
 from kernelbench.results import tagged
 
 ALGORITHMS = ("dsg", "udsg", "cdsg", "svrg-rf")
-STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"), "svrg-rf": ("C4", "x"),
-         "libsvm": ("k", None)}
 
 
 def _lp_rows(df: pd.DataFrame, figure: str) -> pd.DataFrame:
@@ -51,7 +49,7 @@ def objective_vs_time(df: pd.DataFrame, figure: str = "fig1"):
             alg = part[part["algorithm"] == algorithm]
             if alg.empty:
                 continue
-            color, marker = STYLE[algorithm]
+            color, marker = ALGORITHM_STYLE[algorithm]
             for _, trial in alg.groupby("trial"):
                 ax.plot(trial["train_seconds"], trial["objective"], color=color, lw=0.5, alpha=0.35)
             curve = _mean_curve(alg, "objective")

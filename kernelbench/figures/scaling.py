@@ -1,4 +1,4 @@
-"""Cost growth of every solver on a SUSY replica (issue 14, item 5), drawn in the style of Geng et
+"""Cost growth of every solver on a SUSY replica, drawn in the style of Geng et
 al. 2019, Fig. 2: training time vs training size, log-log, one line per solver with its fitted
 slope (1 = linear, 2 = quadratic); a second panel with the peak memory of each point's process.
 
@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import math
 
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullFormatter
 
-from kernelbench.figures import register_figure
+from kernelbench.figures.base import register_figure
 from kernelbench.figures.geng_s3vm import loglog_slope
 
 BENCH = "scaling"
@@ -46,8 +50,6 @@ def fit_slope(sizes, seconds) -> dict:
 
 def scaling_rows(df):
     """The bench's summary rows (column bench == "scaling"), typed; empty if there are none."""
-    import pandas as pd
-
     if df.empty or "bench" not in df.columns or "solver" not in df.columns:
         return pd.DataFrame()
     rows = df[df["bench"].astype(str) == BENCH].copy()
@@ -82,10 +84,6 @@ def _fmt_n(n) -> str:
 
 @register_figure("bench_scaling_time_memory")
 def time_and_memory_vs_size(df):
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import NullFormatter
-
     rows = scaling_rows(df)
     if rows.empty:
         return None

@@ -3,13 +3,12 @@ line per setting; settings stopped early end on the left, the survivors of succe
 on to the full budget. Drawn into the run folder as search.png; not a paper figure."""
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 
 def search_figure(df, metric: str = "test_error"):
     """A matplotlib Figure from a tune run's results (rows with a budget), or None without any."""
-    import matplotlib.pyplot as plt
-
     rows = df[df["budget"].notna() & (df["final"] == 1)] if "budget" in df else df.iloc[:0]
     if rows.empty:
         return None

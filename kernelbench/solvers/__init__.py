@@ -1,5 +1,2 @@
-"""Solvers: scikit-learn compatible estimators over compiled cores. Importing registers them."""
-from kernelbench.solvers.bsgd import BSGDClassifier
-from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
-
-__all__ = ["BSGDClassifier", "DSGClassifier", "DSGRegressor"]
+"""Solvers: scikit-learn compatible estimators over compiled cores, one module per algorithm family
+(`x.py` + `_x.pyx`). The public classes are gathered in kernelbench.estimators."""

@@ -21,7 +21,7 @@ no write conflicts. The gradient is kept as g = −e + Σ_w G_w over P parts, ne
     plain stores, so no add is ever lost and no write is contended; a thread's scan reads all parts
     (O(n) reads per update instead of O(n/p)), and may see another thread's sweep half-done.
   "atomic": P = 1, each G_j += δ q_j a lock-free atomic read-modify-write (`omp atomic`, as the
-    authors' code does): nothing lost, but a locked op per entry, ~3x the CPU of per_thread here.
+    authors' code does): nothing lost, but a locked op per entry, costlier than per_thread's plain stores.
   "racy": P = 1, plain adds: two threads adding to the same entry at the same instant can lose one
     add (with C = 32 a lost add can be ~10), so g may drift from Qα − e until it is recomputed.
 In every mode readers may see stale values (the bounded-delay setting of the analysis); on x86-64

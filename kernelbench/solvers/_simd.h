@@ -1,6 +1,6 @@
 /* Small vector kernels shared by the compiled solvers.
  *
- * Why C and not Cython: random-feature solvers spend their time in cos() of phases (DESIGN.md §7).
+ * Why C and not Cython: random-feature solvers spend their time in cos() of phases, so its speed is theirs.
  * Declaring cos/cosf with the `simd` attribute lets GCC call glibc's libmvec vector variants
  * (_ZGV*_cosf: 4/8/16 lanes) from a plain loop, and target_clones picks SSE/AVX2/AVX-512 at load
  * time, so one portable build runs at the machine's full SIMD width. -ffast-math is NOT used (it

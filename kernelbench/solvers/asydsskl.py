@@ -27,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from kernelbench.errors import SolverError
 from kernelbench.params import (C, GAMMA, KERNEL, NONE, POSITIVE, RANDOM_STATE, THREADS, Choice, Integer,
                                 declare, param)
 from kernelbench.registry import register_algorithm
@@ -106,10 +105,7 @@ class _AsyDSSKLBase(Solver):
                 "feature_dtype=float16, or raise max_feature_mb")
         rng = np.random.default_rng(self.random_state)
         self._feature_seed, self._rng_seed = (int(s) for s in rng.integers(2**63, size=2))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=self._feature_seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=self._feature_seed)
         self.lambda_ = 1.0 / (n * self.C)
         self.lipschitz_ = curvature(self.loss_) * PHI_MAX_SQ     # L_max, eq. (8)
         self.eta_ = self.step / self.lipschitz_                          # γ / L_max
@@ -117,7 +113,7 @@ class _AsyDSSKLBase(Solver):
         self.inner_steps_ = int(self.inner_steps) if self.inner_steps is not None else n
         # One round of headroom when the budget allows: a run that goes on past its pass (a time
         # budget, or a target objective as in scripts/bench_asydsskl.py) starts round M + 1 without
-        # reallocating and copying Φ (0.2-0.3 s on ijcnn1, a tenth of a 2-thread pass).
+        # reallocating and copying Φ (all n × capacity entries, a sizeable part of a pass).
         if n * (capacity + self.features_per_round) * self._storage.itemsize / 2**20 <= self.max_feature_mb:
             capacity += self.features_per_round
         # Φ of A: n × capacity, row i's first |A| entries are φ_A(x_i) (the compiled loops read
@@ -250,7 +246,7 @@ class _AsyDSSKLBase(Solver):
         threads = resolve_threads(self.threads)
         # The phase GEMM of a 512-row chunk is small: BLAS stays on one thread and the threads are
         # OpenMP's (decision_rows). Multi-threaded BLAS here would also leave its workers spinning
-        # after each call, stealing the cores from the next training loop (+40% training time on
+        # after each call, stealing the cores from the next training loop (visibly slower training on
         # ijcnn1 when predicting between outer loops, as the accuracy-vs-time curves do).
         with blas_threads(1):
             for r0 in range(0, X.shape[0], PREDICT_ROWS):

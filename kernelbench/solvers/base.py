@@ -1,11 +1,11 @@
 """What every iterative solver shares: the stepping protocol the runner drives (`Solver`), input
 checks, label encoding, and the pass-by-pass mini-batch schedule (`IterativeEstimator`).
 
-Protocol (DESIGN.md §6): `begin(X, y)` validates and allocates, `run(n_steps)` advances by that
+Protocol: `begin(X, y)` validates and allocates, `run(n_steps)` advances by that
 many iterations and can be timed on its own, `finish()` drops the training data; `record()` says
 what a result row holds besides the metrics. `fit` is begin + run for `passes` passes + finish;
 a mini-batch solver's `partial_fit` runs one pass over the given chunk. The runner evaluates
-between `run` calls, outside its timer (kernelbench.runner.trace).
+between `run` calls, outside its timer (kernelbench.experiment.trace).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import ThreadpoolController
 
 from kernelbench.errors import SolverError
 from kernelbench.params import Declared
@@ -47,15 +48,13 @@ def resolve_threads(threads: int) -> int:
 
 def blas_threads(threads: int):
     """A `with` block in which BLAS uses `threads` threads. One controller for the process:
-    threadpoolctl.threadpool_limits inspects every loaded library on each call (1.4-4.4 ms here),
+    threadpoolctl.threadpool_limits inspects every loaded library on each call,
     which inside a solver's `run` (about 100 calls a pass) was part of every timed chunk."""
     return _threadpools().limit(limits=threads, user_api="blas")
 
 
 @functools.cache
 def _threadpools():
-    from threadpoolctl import ThreadpoolController
-
     return ThreadpoolController()
 
 
@@ -89,12 +88,12 @@ def as_dense(X, dtype):
 
 
 class Solver(Declared, BaseEstimator):
-    """What the runner drives (DESIGN.md §6). `begin(X, y)` validates and sets up the model;
+    """What the runner drives. `begin(X, y)` validates and sets up the model;
     `run(n_steps)` advances by up to n_steps iterations and returns how many it did, timed on its
     own; `steps_per_pass` is the iterations of one pass; `converged_` turns True when the solver's
     own stopping rule ends the run; `finish()` drops the training data. Between `run` calls the
     runner evaluates, outside its timer: predictions, `objective(X, y)` and `record()` (model size,
-    counters); then it reads `working_set()` back into the caches (kernelbench.runner.trace).
+    counters); then it reads `working_set()` back into the caches (kernelbench.experiment.trace).
 
     Subclasses define `_init_model`, `steps_per_pass`, `run` and `_decision`; the mini-batch
     solvers derive from IterativeEstimator, which schedules `run` from `batch_size` and
@@ -106,7 +105,7 @@ class Solver(Declared, BaseEstimator):
     _training_only: tuple = ()         # a subclass's own per-fit data, dropped by finish()
     # What a user can expect when re-running with the same seed (recorded in run.json).
     determinism = "identical results for the same seed and thread count"
-    # How the runner may predict a large test part (runner._predict; results identical either way):
+    # How the runner may predict a large test part (experiment.metrics.predict; results identical either way):
     #   "internal": predict already runs on the estimator's own OpenMP `threads` and bounds its own
     #               memory: one call (a thread pool on top would oversubscribe the cores);
     #   "rows":     predict on disjoint row chunks may run in several threads at once (it releases
@@ -179,7 +178,7 @@ class Solver(Declared, BaseEstimator):
     def working_set(self) -> list:
         """The arrays the training loop reads over and over: the training data as the loop reads
         it, the targets, the pass order and the subclass's own per-fit data (`_training_only`).
-        kernelbench.runner.trace reads them back into the CPU caches after each evaluation,
+        kernelbench.experiment.trace reads them back into the CPU caches after each evaluation,
         outside its timer: predicting a test part streams it through the caches, and the next
         timed chunk would otherwise pay for reloading what an uninterrupted run keeps there."""
         state = self.__dict__

@@ -33,8 +33,9 @@ import math
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from kernelbench._vocab import MERGE_METHODS
 from kernelbench.errors import SolverError
-from kernelbench.params import C, GAMMA, NONE, PASSES, RANDOM_STATE, Choice, Integer, Real, declare, param
+from kernelbench.params import GAMMA, NONE, PASSES, RANDOM_STATE, C, Choice, Integer, Real, declare, param
 from kernelbench.registry import register_algorithm
 from kernelbench.semisupervised import encode_semi_supervised, needs_unlabeled_rows
 from kernelbench.solvers import _bgs3vm
@@ -43,7 +44,6 @@ from kernelbench.solvers.kernels import resolve_gamma, rkhs_norm_sq
 from kernelbench.solvers.merging import lookup_tables
 from kernelbench.solvers.tsgs3vm import S3VM_OFFSET, balance_offset
 
-MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
 UNLABELED_BUDGET_FRACTION = 0.2        # the paper's B_u = 0.2·n_u (§6.1)
 BALANCE_WINDOW = 256                   # unlabeled points the balance is solved on: TSGS3VM's §6.1 batch
 
@@ -100,10 +100,7 @@ class BGS3VMClassifier(BinaryClassifierMixin, Solver):
         self.n_labeled_, self.n_unlabeled_ = n_l, n_u
         self._rng = np.random.default_rng(self.random_state)
         seed = int(self._rng.integers(2**63))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
         self.C_unlabeled_ = self.C * n_l / n_u if self.C_unlabeled is None else float(self.C_unlabeled)
         self.lambda_ = 1.0 / (n_l * self.C)
         self.budget_unlabeled_ = (math.ceil(UNLABELED_BUDGET_FRACTION * n_u) if self.budget_unlabeled is None

@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelbench.errors import SolverError
-from kernelbench.params import (BOOLEAN, C, GAMMA, PASSES, POSITIVE, RANDOM_STATE, Choice, Integer, declare,
-                                param)
+from kernelbench._vocab import MERGE_METHODS
+from kernelbench.params import BOOLEAN, GAMMA, PASSES, POSITIVE, RANDOM_STATE, C, Choice, Integer, declare, param
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _bsgd
 from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
 from kernelbench.solvers.defaults import default_passes
 from kernelbench.solvers.kernels import resolve_gamma
 from kernelbench.solvers.merging import lookup_tables
-
-MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
-
 
 # Defaults measured on validation splits of the standardised sets of scripts/bench_defaults.py: C = 1
 # (LIBSVM's default; the paper's C = 32 was worse on 6 of 10 sets, 11.9 % vs 10.4 % mean error at 5
@@ -71,10 +67,7 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
 
     def _init_model(self, X):
         seed = int(np.random.default_rng(self.random_state).integers(2**63))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
         self.passes_ = (default_passes(X.shape[0], self.steps_per_pass, min_iterations=AUTO_STEPS,
                                        min_passes=AUTO_MIN_PASSES, max_passes=AUTO_MAX_PASSES)

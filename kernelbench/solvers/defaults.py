@@ -1,4 +1,4 @@
-"""Data-driven defaults (issue 15): the rules that turn a parameter's 'auto' into a number at `begin`,
+"""Data-driven defaults: the rules that turn a parameter's 'auto' into a number at `begin`,
 from the training data only (never a test part). One place for each rule:
 
 - γ = 1/(d·Var X) ('scale', kernels.scale_gamma): the kernel width a parameter-free run starts from.
@@ -6,8 +6,8 @@ from the training data only (never a test part). One place for each rule:
 - `sgd_schedule`: θ/(t0 + t) as Bottou's γ_t = γ_1 / (1 + γ_1 λ t).
 - `default_passes`: how many passes `fit` makes when `passes` is 'auto'.
 
-The measurements behind each choice (validation splits of the training parts; issue 15's sets,
-standardised) are in scripts/bench_defaults.py's docstring.
+The measurements behind each choice (validation splits of the training parts of that script's
+standardised sets) are in scripts/bench_defaults.py's docstring.
 """
 from __future__ import annotations
 

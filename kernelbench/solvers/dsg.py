@@ -24,7 +24,6 @@ import math
 import numpy as np
 
 
-from kernelbench.errors import SolverError
 from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, PASSES, POSITIVE, RANDOM_STATE,
                                 THREADS, Choice, Integer, Real, declare, param)
 from kernelbench.registry import register_algorithm
@@ -89,10 +88,7 @@ class _DSGBase(IterativeEstimator):
 
     def _init_model(self, X):
         seed = int(np.random.default_rng(self.random_state).integers(2**63))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
         self.step_, self.t0_ = self._schedule(X, seed)
         self.passes_ = (default_passes(X.shape[0], self.steps_per_pass, min_iterations=AUTO_ITERATIONS,

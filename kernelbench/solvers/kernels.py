@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import laplacian_kernel, pairwise_distances, rbf_kernel
 
+from kernelbench.errors import SolverError
 from kernelbench.params import KERNELS  # noqa: F401  (the kernel names: declared once, with the `kernel` parameter)
 
 
@@ -56,17 +57,23 @@ def scale_gamma(X, *, kernel="rbf"):
 
 def resolve_gamma(gamma, X, *, kernel="rbf", seed=0):
     """A positive float gamma: the given number, the median trick for "median", 1/(d·Var X) for
-    "scale"."""
-    if isinstance(gamma, str):
-        if gamma == "median":
-            return median_gamma(X, kernel=kernel, seed=seed)
-        if gamma == "scale":
-            return scale_gamma(X, kernel=kernel)
-        raise ValueError(f"gamma must be a positive number, 'scale' or 'median', got {gamma!r}")
-    gamma = float(gamma)
-    if not np.isfinite(gamma) or gamma <= 0:
-        raise ValueError(f"gamma must be a positive number, 'scale' or 'median', got {gamma!r}")
-    return gamma
+    "scale". Whatever makes it impossible is a SolverError (a ValueError, as scikit-learn raises)
+    naming the problem, so every estimator's set-up can call it as it is."""
+    try:
+        if isinstance(gamma, str):
+            if gamma == "median":
+                return median_gamma(X, kernel=kernel, seed=seed)
+            if gamma == "scale":
+                return scale_gamma(X, kernel=kernel)
+            raise ValueError(f"gamma must be a positive number, 'scale' or 'median', got {gamma!r}")
+        gamma = float(gamma)
+        if not np.isfinite(gamma) or gamma <= 0:
+            raise ValueError(f"gamma must be a positive number, 'scale' or 'median', got {gamma!r}")
+        return gamma
+    except SolverError:
+        raise
+    except ValueError as e:
+        raise SolverError(str(e)) from None
 
 
 def rkhs_norm_sq(S, alpha, gamma, block=2048) -> float:

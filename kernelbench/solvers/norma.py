@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelbench.errors import SolverError
 from kernelbench.params import (C, GAMMA, NONE, PASSES, POSITIVE, RANDOM_STATE, RBF_ONLY, Choice, Integer,
                                 Real, declare, param)
 from kernelbench.registry import register_algorithm
@@ -25,7 +24,7 @@ from kernelbench.solvers.losses import BINARY, code, losses_for
 from kernelbench.solvers.objectives import divergence_bound
 
 # O(n²) methods: one pass over 60k points with ~half of them support vectors is ~1e9 kernel values
-# × d — minutes on one core here. Beyond this the runner writes a clean "skipped" row.
+# × d, about the most one benchmark run can afford. Beyond this the runner writes a clean "skipped" row.
 MAX_SAMPLES = 60_000
 # shared by NORMA and k-SDCA (KernelExpansionBase checks it in _check_common)
 SAMPLE_LIMIT = param(MAX_SAMPLES, "refuse (skip) training sets larger than this: O(n²) time", Integer(1))
@@ -49,10 +48,7 @@ class KernelExpansionBase(IterativeEstimator):
                 f"n = {X.shape[0]:,} > max_samples = {limit:,}. Subsample the data "
                 f"(dataset.subsample) or raise max_samples if you can wait.")
         seed = int(np.random.default_rng(self.random_state).integers(2**63))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
 
     def _xnorms(self):
@@ -146,7 +142,7 @@ class NormaRegressor(RegressionMixin, _NormaBase):
     auto_loss = "squared"
     expected_failed_checks = {
         "check_regressors_train": "one default pass over the check's 200 rows is 4 mini-batch steps, "
-                                  "short of its R² > 0.5 (10 passes: 0.65; defaults that adapt to n: issue 15)"}
+                                  "short of its R² > 0.5 (10 passes: 0.65; `passes` defaults to 1, not adapted to n)"}
 
 
 register_algorithm(

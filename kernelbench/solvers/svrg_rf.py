@@ -83,10 +83,7 @@ class _SVRGRFBase(IterativeEstimator):
                 "or subsample the data")
         # DSG's seed and bandwidth convention (dsg.py _init_model): same random_state → same features
         self.seed_ = int(np.random.default_rng(self.random_state).integers(2**63))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=self.seed_)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=self.seed_)
         self.lambda_ = 1.0 / (n * self.C)
         self.W_, self.b_ = _svrg_rf.features(self.seed_, int(self.block_size), int(self.n_blocks), d,
                                              self.kernel, self.gamma_)
@@ -173,8 +170,8 @@ class SVRGRFRegressor(RegressionMixin, _SVRGRFBase):
     auto_loss = "squared"
     expected_failed_checks = {
         "check_regressors_train": "one default pass over the check's 200 rows is a snapshot and 4 steps of "
-                                  "η = 1/L, short of its R² > 0.5 (10 passes: 0.62; defaults that adapt to "
-                                  "n: issue 15)"}
+                                  "η = 1/L, short of its R² > 0.5 (10 passes: 0.62; `passes` defaults to 1, "
+                                  "not adapted to n)"}
 
 
 register_algorithm(

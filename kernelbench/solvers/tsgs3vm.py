@@ -14,7 +14,7 @@ FRS3VM (the paper's baseline "standard SGD with fixed random features") minimise
 over a fixed set of D = ⌈√n⌉ random features (§6.1), with the same two mini-batches and steps; the
 paper runs it for 10 passes. Its per-iteration work is one (rows × D × d) matrix product and one
 cos of a (rows × D) array, so it is written as vectorised NumPy per mini-batch: the Python
-overhead (~20 µs per iteration) is small next to that BLAS/ufunc work, and a compiled loop would
+overhead per iteration is small next to that BLAS/ufunc work, and a compiled loop would
 only duplicate what NumPy already does at the same speed.
 
 Class balance (`offset: balanced`, the default; not in the paper, whose configs set `offset: none`).
@@ -139,7 +139,8 @@ FRS3VM_PARAMETERS = declare(
     n_components=param(None, "number D of fixed random features; null = ⌈√n⌉ (§6.1)",
                        Integer(1, 10**6), NONE),
     dtype=DTYPE.but(default="float64", doc="precision of features and phases (coefficients are "
-                                           "float64); float32 makes cos ~7x faster"),
+                                           "float64); float32 makes cos several times faster (scripts/bench_dsg.py "
+                                           "measures it)"),
     C=S3VM_PARAMETERS["C"].but(default=3000.0),
     threads=THREADS.but(doc="BLAS threads for the per-batch products (0 = all cores)"),
     passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
@@ -183,10 +184,7 @@ class _S3VMBase(BinaryClassifierMixin, Solver):
         self.samples_seen_ = 0
         seed = int(self._rng.integers(2**63))
         self.feature_seed_ = seed          # the random features' seed (Alg. 1 line 4: block t uses (seed, t))
-        try:
-            self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
-        except ValueError as e:
-            raise SolverError(str(e)) from None
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
         self._init_model(X, seed)
         self.passes_ = (default_passes(X.shape[0], self.steps_per_pass, min_iterations=self._auto_iterations,
                                        min_passes=self._auto_min_passes)

@@ -1,5 +1,5 @@
-"""Shared helpers of the reliability suite (issue 8): subprocess runner, CSV checks, and the
-figures the issue's closing note asks for, printed at the end of the pytest run."""
+"""Shared helpers of the reliability suite: subprocess runner, CSV checks, and the
+figures the suite measures (counts, rates), printed at the end of the pytest run."""
 from __future__ import annotations
 
 import csv
@@ -30,7 +30,7 @@ def figure(name: str) -> Counter:
 def pytest_terminal_summary(terminalreporter):
     if not FIGURES:
         return
-    terminalreporter.section("reliability figures (issue 8)")
+    terminalreporter.section("reliability figures")
     for name, value in FIGURES.items():
         terminalreporter.write_line(f"{name}: {dict(value) if isinstance(value, Counter) else value}")
 

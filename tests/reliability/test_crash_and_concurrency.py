@@ -1,4 +1,4 @@
-"""Crash safety, concurrency, full disk and determinism of `kernelbench run` (issue 8).
+"""Crash safety, concurrency, full disk and determinism of `kernelbench run`.
 
 * SIGKILL at random moments, repeatedly, on one run folder: after every kill results.csv has no
   torn or duplicated row and run.json says the run did not finish; `--resume` completes it and
@@ -110,6 +110,7 @@ def _kill_cycle(tmp_path, kill_points: int, seed: int):
     pd.testing.assert_frame_equal(comparable(whole_folder), comparable(folder))
 
 
+@pytest.mark.slow          # five killed runs and their resumes (the fast tier kills a grid's second stage)
 def test_sigkill_at_random_moments_then_resume(tmp_path):
     _kill_cycle(tmp_path, kill_points=5, seed=20240601)
 
@@ -205,7 +206,7 @@ evaluate: {every: 5, on: [objective, test_error]}
 
 def test_full_disk_in_process_is_output_error_and_keeps_earlier_rows(tmp_path, monkeypatch):
     """ENOSPC on the 4th row append: OutputError naming results.csv; rows 1-3 intact."""
-    from kernelbench import results as results_module
+    from kernelbench.results import run as results_module
     from kernelbench.errors import OutputError
     from kernelbench.results import Run
 

@@ -33,7 +33,7 @@ def test_a_non_finite_objective_is_divergence_for_any_algorithm(tmp_path, monkey
     """The runner's own guard: an estimator whose iterates stay finite but whose objective is
     NaN still ends its cell as `diverged`, never as an ok row holding NaN."""
     from kernelbench.config import config_from_dict
-    from kernelbench.runner import run_experiment
+    from kernelbench.experiment import run_experiment
     from kernelbench.solvers.dsg import DSGClassifier
 
     monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))

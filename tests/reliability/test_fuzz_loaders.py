@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the dataset loaders through the public API (issue 8, "Bad input").
+"""Property-based fuzzing of the dataset loaders with bad input, through the public API.
 
 Every generated file (svmlight or CSV, plain or gz/bz2/xz, whole or cut off, random bytes, empty)
 either loads as valid data or raises kernelbench.errors.DataError whose message names the file;

@@ -1,4 +1,4 @@
-"""Security (issue 8): safe YAML only, no path traversal from dataset names, registry URLs or zip
+"""Security: safe YAML only, no path traversal from dataset names, registry URLs or zip
 members, https-only downloads, allow_pickle=False for cached arrays, no shell anywhere."""
 from __future__ import annotations
 

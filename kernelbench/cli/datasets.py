@@ -6,11 +6,13 @@ Progress bars go to stderr and are silent when stderr is not a terminal.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 
-from .fetch import data_dirs, dataset_info, fetch
-from .registry import dataset_names
+from kernelbench.data.fetch import data_dirs, dataset_info, fetch
+from kernelbench.data.registry import dataset_names
+from kernelbench.data.synthetic import SyntheticSpec, write_files
 
 datasets_app = typer.Typer(
     help="Benchmark datasets: list them, show where their files are, download and verify them.",
@@ -116,10 +118,6 @@ def synth_command(
 ) -> None:
     """Write a synthetic replica of SUSY, HIGGS or HEPMASS in the published file format (Bayes error
     known, recorded beside the file): put the folder in $KERNELBENCH_MIRROR to run the papers' configs."""
-    from pathlib import Path
-
-    from .synthetic import SyntheticSpec, write_files
-
     spec = SyntheticSpec(shape=shape, n=n, n_test=n_test, noise=noise, seed=seed).resolved()
     paths = write_files(spec, out, defects=defects, progress=not quiet, compress_level=level)
     for p in paths:

@@ -1,4 +1,4 @@
-"""`kernelbench tune CONFIG`: one model-selection path for every algorithm and dataset (DESIGN.md §7e).
+"""`kernelbench tune CONFIG`: model selection on the training part for every algorithm and dataset.
 
     settings   sampled from the config's `search:` space, or the algorithm's declared one
                (kernelbench/search.py), by Optuna's TPE sampler (seeded; the config's own
@@ -10,7 +10,7 @@
                `validation: paper`, for reproduction;
     budgets    (the config's `stop` unit, or without `stop` the share of the algorithm's own fit;
                a pass means one over the whole training part, whatever rows a split trains on:
-               see same_training) synchronous successive halving (Jamieson & Talwalkar 2016; Hyperband's brackets,
+               see stopping.same_training) synchronous successive halving (Jamieson & Talwalkar 2016; Hyperband's brackets,
                Li et al. 2018): a bracket trains eta^(rungs-1) settings at stop / eta^(rungs-1),
                keeps the best 1/eta at eta× that budget, ..., the last at the config's full `stop`.
                Brackets repeat until `--budget` time or `--candidates` settings are spent (the
@@ -31,6 +31,7 @@ nor our results rows. Resume replays: the sampler is seeded and told the rungs' 
 order, so a resumed tune asks for the same settings, and the cells already in results.csv are
 not trained again.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,13 +41,21 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import yaml
 
-from kernelbench import semisupervised
-from kernelbench.config import (ExperimentConfig, StopConfig, TagsConfig, TuneConfig, config_to_dict,
-                                same_training)
+from kernelbench._io import atomic_write_text
+from kernelbench.config import ExperimentConfig, TagsConfig, TuneConfig, config_to_dict
 from kernelbench.errors import ConfigError, DataError
-from kernelbench.results import atomic_write_text, cell_key, read_results
-from kernelbench.search import inside, optuna_distributions, resolve_space, space_to_dict
+from kernelbench.results import read_results
+from kernelbench.search import inside, optuna_distributions, space_to_dict
+
+from .cells import Execution, execute
+from .folder import open_run
+from .prepare import describe, determinism, prepare_experiment
+from .selection import (mean_or_none, refit, refuse_without_test, resolve_space, selection_metric,
+                        validation_cells, validation_values)
+from .splits import selection_splits
+from .stopping import rung_budgets
 
 DEFAULT_CANDIDATES = 27        # settings tried when neither a time budget nor a count is given
 
@@ -54,16 +63,11 @@ DEFAULT_CANDIDATES = 27        # settings tried when neither a time budget nor a
 def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None, resume=False,
          execution=None) -> Path:
     """Search `cfg`'s space (see the module docstring); returns the run folder."""
-    import optuna
+    import optuna  # heavy (SQLAlchemy, alembic): only `tune` needs it
 
-    from kernelbench.runner import Cell, Execution, _execute, _final_rows, _open_run, _describe, \
-        _determinism, prepare_experiment
-
+    refuse_without_test(cfg, "tune")
     execution = execution or Execution()
     execution.show = not quiet and sys.stderr.isatty()
-    if cfg.dataset.test == "none":
-        raise ConfigError("dataset.test: tune refits the best setting and scores it on the test part; "
-                          "set dataset.test to 'official' or a fraction")
     if cfg.grid:
         print(f"kernelbench: tune searches `search:` around algorithm.params; the config's grid "
               f"({', '.join(cfg.grid)}) is not used", file=sys.stderr)
@@ -80,7 +84,8 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
         raise ConfigError(f"search: algorithm {spec.name!r} declares no search space; give one, e.g. "
                           "search: {C: {log-uniform: [0.01, 10000]}}")
     regression = data.task == "regression"
-    metric = "test_mse" if regression else "test_error"
+    metric = selection_metric(data.task)
+    validation = _validation_name(prepared, settings)
     splits = validation_splits(prepared, cfg)
     distributions = optuna_distributions(space, scales)
     rungs = rung_budgets(cfg.stop, settings)
@@ -97,16 +102,14 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
         study.enqueue_trial(first)              # the config's own setting is the first one tried
 
     defaults = spec.defaults()
-    base = dict(cfg.algorithm.params)
     table: dict[int, dict] = {}                 # trial number -> {params, scores by budget}
     total = (limit or 0) * len(splits)
-    with _open_run(cfg, out_dir, command, resume, total_cells=total + cfg.trials) as (run, done):
-        spent_before = float(run.meta.get("search_seconds") or 0.0)
+    with open_run(cfg, out_dir, command, resume, total_cells=total + cfg.trials) as (run, done):
+        spent_before = float(run.record.search_seconds or 0.0)
         started = time.monotonic()
-        run.update_meta(dataset=_describe(data), determinism=_determinism(prepared),
-                        labeled=prepared.labeled, search_space=space_to_dict(space),
-                        search_scales=scales, validation=_validation_name(prepared, settings),
-                        folds=len(splits), rungs=[b for _, b in rungs], eta=eta)
+        run.update(dataset=describe(data), determinism=determinism(prepared), labeled=prepared.labeled,
+                   search_space=space_to_dict(space), search_scales=scales, validation=validation,
+                   folds=len(splits), rungs=[b for _, b in rungs], eta=eta)
 
         def elapsed() -> float:
             return spent_before + time.monotonic() - started
@@ -117,22 +120,16 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
         def evaluate(trials, k, desc):
             """Train `trials` at rung k on every split; their mean validation scores."""
             stop, budget = rungs[k]
-            cells = [Cell(params={**base, **t.params}, trial=t.number, seed=cfg.seed, fold=i,
-                          train_rows=tr, valid_rows=va, labeled_rows=lab, on=(metric,), curve=False,
-                          stop=same_training(stop, n_train, len(tr)), budget=budget)
-                     for t in trials for i, (tr, va, lab) in enumerate(splits)]
-            _execute(prepared, cells, cfg, run, done, execution, desc=desc)
-            finals = {cell_key(r["params"], r["trial"], r["fold"], r.get("budget")): r
-                      for r in _final_rows(run)}
+            cells = validation_cells(cfg, [(t.number, t.params) for t in trials], splits, metric, stop,
+                                     n_train, budget)
+            execute(prepared, cells, cfg, run, done, execution, desc=desc)
             scores = []
-            for t in trials:
-                rows = [finals.get(c.key(defaults)) for c in cells if c.trial == t.number]
-                values = [float(r[metric]) if r and r.get("status") == "ok" and r.get(metric) is not None
-                          else math.inf for r in rows]          # diverged / failed: the worst
-                score = float(np.mean(values))
+            for t, values in zip(trials, validation_values(run, cells, len(splits), defaults, metric)):
+                score = mean_or_none(values)
+                score = math.inf if score is None else score          # diverged / failed: the worst
                 scores.append(score)
                 table.setdefault(t.number, {"params": dict(t.params), "scores": {}})["scores"][budget] = score
-            run.update_meta(search_seconds=elapsed(), settings=_settings_table(table))
+            run.update(search_seconds=elapsed(), settings=_settings_table(table))
             return scores
 
         asked = 0
@@ -189,14 +186,9 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
         tuned_path = write_tuned_config(replace(cfg, name=cfg.name[:-len(".tune")], tags=tags),
                                         best["params"], run.path)
 
-        refit_cells = [Cell(params={**base, **best["params"]}, trial=trial, seed=cfg.seed + trial,
-                            every=cfg.evaluate.every, on=cfg.evaluate.on)
-                       for trial in range(cfg.trials)]
-        _execute(prepared, refit_cells, cfg, run, done, execution, desc="refit")
-        refit = [{k: r.get(k) for k in ("trial", "status", "test_error", "test_mse", "train_seconds")}
-                 for r in _final_rows(run) if r.get("fold") is None and r.get("budget") is None]
+        refitted = refit(prepared, cfg, best["params"], run, done, execution)
         _plot_search(run.path, metric)
-        run.finish("finished", settings=_settings_table(table), best=best, refit=refit,
+        run.finish("finished", settings=_settings_table(table), best=best, refit=refitted,
                    tuned_config=str(tuned_path), search_seconds=elapsed())
     return run.path
 
@@ -211,58 +203,13 @@ def standard_error(error: float, splits) -> float:
     return math.sqrt(max(error * (1.0 - error), 0.0) / n)
 
 
-def rung_budgets(stop: StopConfig, settings: TuneConfig) -> list[tuple[StopConfig, float]]:
-    """(stop rule, budget in the config's unit) of each rung, smallest first: the config's `stop`
-    scaled by eta^-(rungs-1), ..., 1. The unit is passes, else iterations, else seconds; without
-    `stop`, the share of the algorithm's own fit (its `passes`, resolved per split)."""
-    out = []
-    for k in reversed(range(settings.rungs)):
-        factor = settings.eta ** -k
-        if stop.as_fit:
-            out.append((StopConfig(fraction=factor), factor))
-            continue
-        passes = None if stop.passes is None else stop.passes * factor
-        iterations = None if stop.iterations is None else max(1, math.ceil(stop.iterations * factor))
-        seconds = None if stop.seconds is None else stop.seconds * factor
-        scaled = StopConfig(passes=passes, iterations=iterations, seconds=seconds)
-        budget = next(v for v in (passes, iterations, seconds) if v is not None)
-        out.append((scaled, float(budget)))
-    return out
-
-
 def validation_splits(prepared, cfg: ExperimentConfig) -> list[tuple]:
-    """(train_rows, valid_rows, labeled_rows) of each validation split, indices into the
-    training part; labeled_rows None for supervised data. Never the test part."""
-    from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
-
-    settings, y = cfg.tune, prepared.data.y_train
-    validation = _validation_name(prepared, settings)
-    classify = prepared.data.task != "regression"
-    if prepared.labeled is not None:
-        if validation == "paper":
-            return semisupervised.paper_folds(y, prepared.labeled, cfg.cv, cfg.seed)
-        folds = cfg.cv if validation == "cv" else None
-        return semisupervised.labeled_splits(y, prepared.labeled, cfg.seed, folds=folds,
-                                             holdout=settings.holdout)
-    if validation == "paper":
-        raise ConfigError("tune.validation: paper is the semi-supervised papers' protocol; it needs "
-                          "dataset.labeled. Use holdout or cv")
-    if classify and np.min(np.unique(y, return_counts=True)[1]) < max(2, cfg.cv if validation == "cv" else 2):
-        raise DataError(f"dataset {prepared.data.name!r}: a class has too few rows to hold some out; "
-                        "use more data or fewer folds (cv)")
-    n = len(y)
-    if not settings.shuffle:           # time-ordered data: contiguous parts in file order
-        if validation == "cv":
-            return [(np.setdiff1d(np.arange(n), va), va, None) for va in np.array_split(np.arange(n), cfg.cv)]
-        cut = n - max(1, int(round(settings.holdout * n)))
-        return [(np.arange(cut), np.arange(cut, n), None)]
-    if validation == "cv":
-        splitter = (StratifiedKFold if classify else KFold)(n_splits=cfg.cv, shuffle=True,
-                                                            random_state=cfg.seed)
-    else:
-        splitter = (StratifiedShuffleSplit if classify else ShuffleSplit)(
-            n_splits=1, test_size=settings.holdout, random_state=cfg.seed)
-    return [(np.sort(tr), np.sort(va), None) for tr, va in splitter.split(np.zeros(n), y)]
+    """The splits `tune` validates on (kernelbench/experiment/splits.py), as `cfg.tune` says:
+    holdout or cv of the training part (of its labeled rows with dataset.labeled), or the papers'
+    protocol. Never the test part."""
+    settings = cfg.tune
+    return selection_splits(prepared, cfg, _validation_name(prepared, settings), holdout=settings.holdout,
+                            shuffle=settings.shuffle)
 
 
 def _validation_name(prepared, settings: TuneConfig) -> str:
@@ -274,8 +221,6 @@ def _validation_name(prepared, settings: TuneConfig) -> str:
 def write_tuned_config(cfg: ExperimentConfig, params: dict, folder: Path) -> Path:
     """The config with the best setting written into algorithm.params, runnable with
     `kernelbench run` (its search and tune sections dropped)."""
-    import yaml
-
     chosen = replace(cfg, algorithm=replace(cfg.algorithm, params={**cfg.algorithm.params, **params}))
     data = config_to_dict(chosen)
     data.pop("search", None)
@@ -303,13 +248,8 @@ def _settings_table(table: dict) -> list[dict]:
 def _plot_search(folder: Path, metric: str) -> None:
     """search.png: validation error against budget, a line per setting (the survivors of each
     rung go on to the right)."""
+    # the figures package imports matplotlib (heavy): only when a search is drawn
+    from kernelbench.figures.base import save_figure
     from kernelbench.figures.tune_search import search_figure
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig = search_figure(read_results(folder), metric)
-    if fig is not None:
-        fig.savefig(Path(folder) / "search.png", dpi=120, bbox_inches="tight")
-        plt.close(fig)
+    save_figure(search_figure(read_results(folder), metric), Path(folder) / "search")

@@ -1,14 +1,27 @@
 """The `kernelbench` command (Typer). Exit codes: 0 success, 2 a problem the user can fix (the
-message names it and the fix), 1 an unexpected failure (a bug: traceback)."""
+message names it and the fix), 1 an unexpected failure (a bug: traceback).
+
+Each command imports the layers it needs when it runs: the solvers (compiled cores, scikit-learn)
+and the experiment layer take seconds to import, and `kernelbench --help`, `datasets list` or a
+missing dataset must answer at once.
+"""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Optional
 
+import pandas as pd
 import typer
+import yaml
 
+from kernelbench._io import atomic_write_text
+from kernelbench.cli.datasets import datasets_app
+from kernelbench.data.fetch import fetch_file, resolve_local
+from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError
+from kernelbench.results import RunRecord, final_rows, read_results
 
 app = typer.Typer(
     help="Reproduce and extend large-scale kernel learning papers (DSG, UDSG/CDSG, TSGS3VM, "
@@ -37,8 +50,6 @@ def _overrides(seed, threads, trials=None, sets=None):
 
 def _parse_sets(sets) -> dict:
     """--set KEY=VALUE (repeatable): a dotted config key and a YAML value, e.g. stop.passes=1."""
-    import yaml
-
     out = {}
     for item in sets or []:
         key, sep, text = item.partition("=")
@@ -53,7 +64,7 @@ def _parse_sets(sets) -> dict:
 
 
 def _execution(jobs, scheduler):
-    from kernelbench.runner import Execution
+    from kernelbench.experiment import Execution  # heavy: see the module docstring
 
     if jobs < 0:
         raise ConfigError(f"--jobs must be >= 0 (0 = one per core), got {jobs}")
@@ -66,11 +77,6 @@ def _dataset_files_first(config: Path) -> None:
     """A registry dataset the config needs but nobody has (no cache or mirror copy, no network)
     fails here, in well under a second — before the algorithm modules (scikit-learn, the compiled
     cores) are imported to validate the rest of the config. Anything unusual is left to load_config."""
-    import yaml
-
-    from kernelbench.data.fetch import fetch_file, resolve_local
-    from kernelbench.data.registry import get_spec
-
     try:
         raw = yaml.safe_load(Path(config).read_text())
         name = raw["dataset"]["name"]
@@ -104,7 +110,7 @@ def run(
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
     _dataset_files_first(config)
     from kernelbench.config import load_config
-    from kernelbench.runner import run_experiment
+    from kernelbench.experiment import run_experiment
 
     overrides = _overrides(seed, threads, trials, sets)
     if protocol is not None:
@@ -118,7 +124,7 @@ def run(
     try:
         path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=_command(),
                               resume=resume, execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # runner.Interrupted: what was kept, how to resume
+    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
         _exit_interrupted(e)
     _print_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
@@ -142,7 +148,7 @@ def grid(
     cell refitted and evaluated on the test part."""
     _dataset_files_first(config or DEFAULT_CONFIG)
     from kernelbench.config import load_config
-    from kernelbench.runner import grid_search
+    from kernelbench.experiment import grid_search
 
     overrides = _overrides(seed, threads, sets=sets)
     if cv is not None:
@@ -153,7 +159,7 @@ def grid(
     try:
         path = grid_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
                            execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # runner.Interrupted: what was kept, how to resume
+    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
         _exit_interrupted(e)
     _print_grid_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
@@ -181,7 +187,7 @@ def tune(
     config (<run folder>/<name>.tuned.yaml), refitted and scored on the test part."""
     _dataset_files_first(config)
     from kernelbench.config import load_config
-    from kernelbench.tune import tune as tune_search
+    from kernelbench.experiment import tune as tune_search
 
     overrides = _overrides(seed, threads, sets=sets)
     if budget is not None:
@@ -199,7 +205,7 @@ def tune(
     try:
         path = tune_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
                            execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # runner.Interrupted: what was kept, how to resume
+    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
         _exit_interrupted(e)
     _print_tune_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
@@ -223,7 +229,8 @@ def reproduce(
     """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed),
     then its figures and report section; --list shows the whole matrix."""
     from kernelbench.config import parse_duration
-    from kernelbench.reproduce import matrix, reproduce as reproduce_paper
+    from kernelbench.reproduce import matrix
+    from kernelbench.reproduce import reproduce as reproduce_paper
 
     if list_:
         typer.echo(matrix(paper, configs, out, protocol=protocol))
@@ -244,7 +251,8 @@ def list_algorithms(
     markdown: bool = typer.Option(False, "--markdown", help="the README's parameter tables"),
 ):
     """Registered algorithms: tasks, parameters with defaults, what they accept, what they mean."""
-    from kernelbench.registry import algorithms, parameters_markdown
+    from kernelbench.estimators import algorithms
+    from kernelbench.registry import parameters_markdown
 
     if markdown:
         typer.echo(parameters_markdown(algorithms()))
@@ -254,6 +262,23 @@ def list_algorithms(
         for param, declared in spec.parameters.items():
             searched = f"  [tune: {declared.search.describe()}]" if declared.search is not None else ""
             typer.echo(f"    {param} = {declared.default!r}  ({declared.describe()})  {declared.doc}{searched}")
+
+
+@app.command("config")
+def config_fields(
+    markdown: bool = typer.Option(False, "--markdown", help="the README's config section"),
+):
+    """Every config field: its default and what it means."""
+    from kernelbench.config import FIELDS, VALUE_RULES, fields_markdown
+
+    if markdown:
+        typer.echo(fields_markdown())
+        return
+    width = max(len(f.key) for f in FIELDS)
+    for f in FIELDS:
+        default = f"  [default: {f.default}]" if f.default else ""
+        typer.echo(f"{f.key:<{width}}  {f.doc}{default}")
+    typer.echo("\n" + VALUE_RULES)
 
 
 @app.command()
@@ -281,7 +306,6 @@ def report(
 ):
     """Our measured numbers next to the papers' published ones (markdown + HTML)."""
     from kernelbench.report import build_report, markdown_to_html
-    from kernelbench.results import atomic_write_text
 
     folders = results or [Path("results")]
     missing = [str(f) for f in folders if not f.is_dir()]
@@ -296,12 +320,7 @@ def report(
     typer.echo(f"report: {out / 'report.md'} and {out / 'report.html'}")
 
 
-def _mount_datasets():
-    from kernelbench.data.commands import datasets_app
-
-    if not any(group.typer_instance is datasets_app for group in app.registered_groups):
-        app.add_typer(datasets_app, name="datasets",
-                      help="list, inspect, fetch and locate benchmark datasets")
+app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
 
 
 def _exit_interrupted(e: KeyboardInterrupt):
@@ -313,49 +332,41 @@ def _exit_interrupted(e: KeyboardInterrupt):
 
 
 def _print_grid_summary(run_dir: Path):
-    import json
-
-    meta = json.loads((run_dir / "run.json").read_text())
-    for row in meta.get("cells", []):
+    record = RunRecord.load(run_dir)
+    for row in record.cells or []:
         mean_key = next(k for k in row if k.startswith("mean_"))
         std_key = mean_key.replace("mean_", "std_")
         score = ("diverged or failed" if row[mean_key] is None
                  else f"{row[mean_key]:.4f} ± {row[std_key]:.4f}")
         stage = "then: " if row.get("stage") == 2 else ""       # the second stage's cells
         typer.echo(f"{stage}{json.dumps(row['params'], sort_keys=True)}: {mean_key[5:]} {score}")
-    if meta.get("skipped"):
-        typer.echo(f"no search: the algorithm refuses the refit's training set ({meta['skipped']})")
+    if record.skipped:
+        typer.echo(f"no search: the algorithm refuses the refit's training set ({record.skipped})")
     else:
-        typer.echo(f"best: {json.dumps(meta.get('best', {}).get('params', {}), sort_keys=True)}")
-    for row in meta.get("refit", []):
+        typer.echo(f"best: {json.dumps((record.best or {}).get('params', {}), sort_keys=True)}")
+    for row in record.refit or []:
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
         typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
 
 
 def _print_tune_summary(run_dir: Path):
-    import json
-
-    meta = json.loads((run_dir / "run.json").read_text())
-    best = meta.get("best", {})
+    record = RunRecord.load(run_dir)
+    best = record.best or {}
     score = next((f"{k} {v:.4f}" for k, v in best.items() if k.startswith("validation_")
                   and k != "validation_standard_error"), "")
     if best.get("validation_standard_error") is not None:
         score += (f" ± {best['validation_standard_error']:.4f} (standard error: settings closer than that "
                   "are not told apart by this validation)")
-    typer.echo(f"{len(meta.get('settings', []))} settings tried in {meta.get('search_seconds', 0):.0f} s "
-               f"({meta.get('validation')} validation on the training part, budgets {meta.get('rungs')})")
+    typer.echo(f"{len(record.settings or [])} settings tried in {record.search_seconds or 0:.0f} s "
+               f"({record.validation} validation on the training part, budgets {record.rungs})")
     typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}: {score}")
-    for row in meta.get("refit", []):
+    for row in record.refit or []:
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
         typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
-    typer.echo(f"tuned config: {meta.get('tuned_config')}")
+    typer.echo(f"tuned config: {record.tuned_config}")
 
 
 def _print_summary(run_dir: Path):
-    import pandas as pd
-
-    from kernelbench.results import final_rows, read_results
-
     df = read_results(run_dir)
     if df.empty:
         return
@@ -366,11 +377,9 @@ def _print_summary(run_dir: Path):
         fold = "" if pd.isna(r["fold"]) else f" fold {r['fold']}"      # protocol: paper
         typer.echo(f"{r['algorithm']} trial {r['trial']}{fold}: {r['status']} at iteration {r['iteration']}, "
                    f"{value}, train {r['train_seconds']:.2f}s")
-    import json
-
-    meta = json.loads((run_dir / "run.json").read_text())
-    if meta.get("protocol") == "paper":      # the paper's test error of a trial: its folds' mean
-        for s in meta.get("summary", []):
+    record = RunRecord.load(run_dir)
+    if record.protocol == "paper":      # the paper's test error of a trial: its folds' mean
+        for s in record.summary or []:
             error = "" if s.get("test_error") is None else f", test_error={s['test_error']:.4f}"
             typer.echo(f"trial {s['trial']} (mean of {s['folds']} folds): {s['status']}{error}")
 
@@ -380,7 +389,6 @@ def main(argv=None):
     user errors (KernelbenchError) become a one-paragraph message and exit 2; anything else is
     a bug and keeps its traceback (exit 1)."""
     global _ARGV
-    _mount_datasets()
     _ARGV = None if argv is None else [str(a) for a in argv]
     try:
         app(args=argv, prog_name="kernelbench")
@@ -392,5 +400,3 @@ def main(argv=None):
         sys.exit(130)
 
 
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,26 @@
+"""The project's words, each defined once: every layer that checks, documents or writes one of
+them imports it from here (this module imports nothing of kernelbench)."""
+
+# What a dataset's labels are: the config's `dataset.task`, the registry's `task`, an estimator's
+# task. An algorithm additionally declares SEMI_SUPERVISED when it trains on unlabeled rows (NaN).
+TASKS = ("binary", "multiclass", "regression")
+SEMI_SUPERVISED = "semi-supervised"
+
+DTYPES = ("float64", "float32")                 # the features' floating type
+SCALINGS = ("none", "standard", "minmax")       # feature scaling fitted on the training part
+SYNTHETIC = "synthetic"                         # the dataset name of the generated replicas
+
+# What an evaluation point may measure (results.csv columns of the same names); the mean absolute
+# errors are for regression only.
+METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse", "test_mae", "train_mae")
+REGRESSION_ONLY_METRICS = ("test_mae", "train_mae")
+
+TAGS = ("paper", "figure", "panel", "role")     # what a run is for (config `tags:`, results columns)
+ROLES = ("ours", "baseline")                    # tags.role: the paper's own algorithm or a comparator
+
+PROTOCOLS = ("held-out", "paper")               # what test_error measures (config `protocol:`)
+VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `tune.validation`)
+
+# Budget maintenance of the budgeted SVMs: merging by golden section search (standard or precise),
+# by lookup tables (h or weight degradation), or removal of the smallest coefficient.
+MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")

@@ -1,0 +1,98 @@
+"""Preparing an experiment: the algorithm resolved and the dataset loaded and prepared, every user
+error surfacing here, before any training."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from kernelbench._vocab import SEMI_SUPERVISED
+from kernelbench.config import ExperimentConfig, StopConfig, expand_grid
+from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
+from kernelbench.data.load import classes_task
+from kernelbench.errors import ConfigError, DataError
+from kernelbench.estimators import algorithms
+from kernelbench.registry import AlgorithmSpec
+
+EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
+SMOKE_TRAIN_ROWS = 500
+SMOKE_TEST_ROWS = 500
+SMOKE_ITERATIONS = 5
+
+
+@dataclass
+class Prepared:
+    """What one run trains on: the algorithm, the (prepared) dataset and the evaluation subset."""
+    spec: AlgorithmSpec
+    data: Dataset
+    eval_rows: np.ndarray
+    labeled: int | None = None        # dataset.labeled: the semi-supervised protocol (semisupervised.py)
+
+
+def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: bool = True) -> Prepared:
+    """Resolve the algorithm and load + prepare the dataset; every user error surfaces here,
+    before any training."""
+    spec = algorithms()[cfg.algorithm.name]
+    dc = cfg.dataset
+    if dc.labeled is not None and SEMI_SUPERVISED not in spec.tasks and not dc.labeled_only:
+        raise ConfigError(f"dataset.labeled is for semi-supervised algorithms; {spec.name!r} is "
+                          "supervised: add `dataset.labeled_only: true` to train it on the labeled "
+                          "rows alone (the protocol's supervised baseline), or remove dataset.labeled")
+    if dc.name is not None and dc.synthetic() is None:   # registry: refuse before any download
+        _check_task(dc.name, dc.task or classes_task(dc.classes) or dataset_info(dc.name)["task"], spec)
+    data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, task=dc.task,
+                        progress=progress, dtype=dc.dtype, strict=dc.strict, synthetic=dc.synthetic(),
+                        classes=dc.classes)
+    _check_task(data.name, data.task, spec)
+    subsample = dc.subsample
+    if smoke:
+        subsample = min(subsample or SMOKE_TRAIN_ROWS, SMOKE_TRAIN_ROWS)
+    data = prepare(data, subsample=subsample, scale=dc.scale, seed=cfg.seed, pca=dc.pca)
+    if smoke and data.X_test is not None and data.X_test.shape[0] > SMOKE_TEST_ROWS:
+        keep = np.random.default_rng(cfg.seed).choice(data.X_test.shape[0], SMOKE_TEST_ROWS, replace=False)
+        data = replace(data, X_test=data.X_test[keep], y_test=data.y_test[keep])
+    labeled = dc.labeled
+    if labeled is not None:         # semi-supervised protocol: see kernelbench/semisupervised.py
+        if data.task != "binary":
+            raise ConfigError(f"dataset.labeled: the semi-supervised protocol is for binary "
+                              f"classification; dataset {data.name!r} is a {data.task} task")
+        if smoke:
+            labeled = max(2, min(labeled, data.X_train.shape[0] // 2))
+        if labeled >= data.X_train.shape[0]:
+            raise ConfigError(f"dataset.labeled: {labeled} labeled rows need a training part with "
+                              f"more rows; {data.name!r} has {data.X_train.shape[0]}")
+    return Prepared(spec, data, evaluation_rows(data.X_train.shape[0], cfg.seed), labeled)
+
+
+def _check_task(name, task, spec: AlgorithmSpec):
+    if task not in spec.tasks:
+        raise DataError(
+            f"dataset {name!r} is a {task} task, but algorithm {spec.name!r} handles "
+            f"{', '.join(spec.tasks)}; choose another dataset or algorithm (kernelbench algorithms)")
+
+
+def smoke_config(cfg: ExperimentConfig, spec: AlgorithmSpec) -> ExperimentConfig:
+    """A few iterations with the algorithm's small settings, one trial, the first grid cell."""
+    params = {**cfg.algorithm.params, **spec.smoke_params}
+    first_cell = expand_grid(cfg.grid)[0] if cfg.grid else {}
+    params.update(first_cell)
+    return replace(cfg, algorithm=replace(cfg.algorithm, params=params), grid={}, then={}, trials=1,
+                   stop=StopConfig(passes=None, iterations=SMOKE_ITERATIONS, seconds=None),
+                   evaluate=replace(cfg.evaluate, every=max(1, SMOKE_ITERATIONS // 2)))
+
+
+def evaluation_rows(n: int, seed: int) -> np.ndarray:
+    if n <= EVAL_TRAIN_ROWS:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, EVAL_TRAIN_ROWS, replace=False))
+
+
+def determinism(prepared: Prepared) -> str:
+    return prepared.spec.build({}, seed=0, task=prepared.data.task).determinism
+
+
+def describe(data: Dataset) -> dict:
+    return {"name": data.name, "task": data.task, "description": data.description,
+            "n_train": int(data.X_train.shape[0]), "n_features": int(data.X_train.shape[1]),
+            "n_test": int(data.X_test.shape[0]) if data.X_test is not None else 0,
+            "dtype": str(data.X_train.dtype), **data.provenance}

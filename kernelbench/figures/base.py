@@ -1,0 +1,44 @@
+"""What every figure module shares: the figure registry, one style per algorithm, and saving.
+
+A figure registers a function `(results: DataFrame) -> matplotlib Figure | None` (None when its
+data is absent). A figure computed from no results at all (e.g. bsgd_surfaces: Glasmachers &
+Qaadan Fig. 2, from the merging tables) registers with `needs_results=False`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import matplotlib.pyplot as plt  # heavy: only where a figure is drawn
+
+FIGURES: dict[str, Callable] = {}
+DATA_FREE: set[str] = set()     # figures drawn without results (register_figure(needs_results=False))
+
+# (colour, marker) of each algorithm, the same in every figure
+ALGORITHM_STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"), "norma": ("C0", "s"),
+                   "k-sdca": ("C9", "D"), "r-pegasos": ("C2", "<"), "n-pegasos": ("C8", ">"),
+                   "r-sdca": ("C5", "p"), "n-sdca": ("C7", "h"), "svrg-rf": ("C4", "x"),
+                   "libsvm": ("k", "D"), "libsvm-p": ("0.45", "P"), "asydsskl": ("C1", "o"),
+                   "asygcd": ("C0", "s")}
+
+
+def register_figure(name: str, *, needs_results: bool = True):
+    def decorate(fn):
+        FIGURES[name] = fn
+        if not needs_results:
+            DATA_FREE.add(name)
+        return fn
+    return decorate
+
+
+def save_figure(fig, stem: Path, formats=("png",)) -> list[Path]:
+    """Write `fig` as stem.png (and the other formats), close it; [] for no figure."""
+    if fig is None:
+        return []
+    written = []
+    for ext in formats:
+        path = Path(stem).with_name(f"{Path(stem).name}.{ext}")
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        written.append(path)
+    plt.close(fig)
+    return written

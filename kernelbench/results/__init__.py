@@ -1,0 +1,12 @@
+"""The results contract: one run = one folder holding `results.csv` (one row per evaluation point)
+and `run.json` (a RunRecord). schema.py declares both, run.py writes a run folder so that nothing is
+lost, read.py reads runs back. atomic_write_text writes any other results file (a summary, a table)
+so that a reader never sees half of it."""
+from kernelbench._io import atomic_write_text
+
+from .read import cell_key, collect_results, config_values, final_rows, read_results, tagged
+from .run import Run
+from .schema import COLUMNS, META_FILE, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES, TAG_COLUMNS, RunRecord
+
+__all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "RESULTS_FILE", "META_FILE", "Run",
+           "RunRecord", "atomic_write_text", "read_results", "final_rows", "collect_results", "config_values", "tagged", "cell_key"]

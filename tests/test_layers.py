@@ -1,0 +1,139 @@
+"""The package's layers: imports point one way (down), counting imports inside functions too.
+
+A module may import modules of its own layer or of a lower one. The layers, lowest first:
+
+    0  errors, _vocab (the project's words), _io (atomic writes, safe names, the cache root)
+    1  search (distributions), params (declarations), papers (published values), semisupervised
+    2  registry, solvers/, baselines/            the estimators and their compiled cores
+    3  estimators                                 every estimator, the complete registry
+    4  data/                                      registry, fetch, parse + cache, prepare
+    5  config                                     YAML -> validated ExperimentConfig
+    6  results/                                   results.csv and run.json: schema, writing, reading
+    7  experiment/, figures/                      orchestration; figures from results only
+    8  report, reproduce
+    9  cli/                                       the only place that imports Typer
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
+LAYERS = {
+    "kernelbench": 0, "kernelbench.errors": 0, "kernelbench._vocab": 0, "kernelbench._io": 0,
+    "kernelbench.search": 1, "kernelbench.params": 1, "kernelbench.papers": 1, "kernelbench.semisupervised": 1,
+    "kernelbench.registry": 2, "kernelbench.solvers": 2, "kernelbench.baselines": 2,
+    "kernelbench.estimators": 3,
+    "kernelbench.data": 4,
+    "kernelbench.config": 5,
+    "kernelbench.results": 6,
+    "kernelbench.experiment": 7, "kernelbench.figures": 7,
+    "kernelbench.report": 8, "kernelbench.reproduce": 8,
+    "kernelbench.cli": 9,
+}
+# Imports of kernelbench modules inside a function, each for a heavy dependency: the CLI loads a
+# command's layers when the command runs (`--help` and `datasets` answer at once), and a tune
+# draws its search (matplotlib) only at the end.
+LAZY = {"kernelbench.cli.app", "kernelbench.experiment.tuning"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+COMPILED = {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts) for p in PACKAGE.rglob("*.pyx")}
+
+
+def _imports(name: str, path: Path):
+    """(imported kernelbench module, line, inside a function) of every import statement."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    in_function = {id(node) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   for node in ast.walk(f)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES or f"{base}.{a.name}" in COMPILED
+                       else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if target in COMPILED or not target.startswith("kernelbench"):
+                continue
+            while target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target != name:
+                yield target, node.lineno, id(node) in in_function
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in LAYERS:
+            return LAYERS[".".join(parts[:i])]
+    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS")
+
+
+def test_every_import_points_down_or_sideways():
+    upward = [f"{name}:{line} imports {target} (layer {_layer(target)} > {_layer(name)})"
+              for name, path in MODULES.items() for target, line, _ in _imports(name, path)
+              if _layer(target) > _layer(name)]
+    assert not upward, "\n".join(upward)
+
+
+def test_there_is_no_import_cycle():
+    edges = {name: {t for t, _, _ in _imports(name, path)} for name, path in MODULES.items()}
+    # importing a.b.c runs a.b's __init__ first: an edge to every enclosing package of the target
+    for name, targets in edges.items():
+        for target in list(targets):
+            parts = target.split(".")
+            targets |= {".".join(parts[:i]) for i in range(2, len(parts))
+                        if not name.startswith(".".join(parts[:i]) + ".") and ".".join(parts[:i]) != name}
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node, stack):
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for module in sorted(MODULES):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "\n".join(cycles)
+
+
+def test_kernelbench_is_imported_inside_functions_only_for_heavy_layers():
+    inside = sorted({name for name, path in MODULES.items() for _, _, lazy in _imports(name, path) if lazy})
+    assert set(inside) <= LAZY, f"kernelbench imports inside functions in {set(inside) - LAZY}: import at the top"
+
+
+def test_only_the_cli_imports_typer():
+    users = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n.split(".")[0] == "typer" for n in names):
+                users.append(name)
+    assert users and all(u.startswith("kernelbench.cli") for u in users), users
+
+
+def test_the_layer_map_names_real_modules():
+    assert all(any(m == key or m.startswith(key + ".") for m in MODULES) for key in LAYERS), \
+        [k for k in LAYERS if not any(m == k or m.startswith(k + ".") for m in MODULES)]

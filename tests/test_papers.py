@@ -1,0 +1,173 @@
+"""kernelbench.papers: one YAML file per paper (name, citation, text, figures, scripts, published
+values), read and checked by the package; the report and `reproduce` take their papers from it."""
+import importlib
+import pkgutil
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from kernelbench import papers
+from kernelbench.data.registry import dataset_names
+from kernelbench.errors import ConfigError
+from kernelbench.estimators import algorithms
+from kernelbench.papers import PAPERS, Published, get_paper, load_paper, paper_ids
+from kernelbench.report import metric_known
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = Path(papers.__file__).parent
+SHARED_PAPERS = ROOT.parent / "shared" / "papers"
+CANONICAL = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
+ENTRIES = [e for paper in PAPERS.values() for e in paper.published]
+
+
+def entry_id(e: Published) -> str:
+    return f"{e.paper}:{e.where}:{e.dataset}:{e.algorithm}:{e.metric}"
+
+
+@pytest.mark.parametrize("path", sorted(FOLDER.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_paper_file_loads_and_its_id_is_its_name(path):
+    paper = load_paper(path)
+    assert paper.id == path.stem and paper.figure_prefix == f"{path.stem}_"
+    assert paper.name and paper.citation.title and paper.citation.authors and 1990 < paper.citation.year < 2100
+    assert all(e.paper == paper.id for e in paper.published)
+    assert paper.published or paper.not_tabulated, "a paper with no value to compare says why"
+
+
+def test_the_papers_in_their_canonical_order():
+    assert paper_ids() == CANONICAL
+    assert tuple(PAPERS) == CANONICAL == tuple(p.id for p in PAPERS.values())
+    assert sorted(p.stem for p in FOLDER.glob("*.yaml")) == sorted(CANONICAL)
+    assert get_paper("li2016") is PAPERS["li2016"]
+    with pytest.raises(ConfigError, match="unknown paper 'dai2015'; the papers are geng2019, dai2014, gu2018"):
+        get_paper("dai2015")
+
+
+def test_the_report_knows_every_metric():
+    for e in ENTRIES:
+        assert metric_known(e.metric), entry_id(e)
+    for bad in ("test_eror", "counter:", "at_seconds:train_error", "at_seconds:objective:10",
+                "at_seconds:test_error:soon", "improvement_vs_gss:"):
+        assert not metric_known(bad), bad
+
+
+def test_an_entry_without_needs_names_a_registered_algorithm_and_dataset():
+    known_algorithms, known_datasets = algorithms(), set(dataset_names())
+    for e in ENTRIES:
+        if not e.needs:
+            assert e.algorithm in known_algorithms, entry_id(e)
+            assert e.dataset in known_datasets, entry_id(e)
+            # every parameter the entry filters on is one the algorithm takes (merge, budget, ...)
+            assert set(e.params) <= set(known_algorithms[e.algorithm].parameters), entry_id(e)
+    assert any(e.needs and e.algorithm not in known_algorithms for e in ENTRIES)   # the neural nets
+
+
+def test_entries_are_unique_and_bounds_and_tolerances_are_sane():
+    seen = set()
+    for e in ENTRIES:
+        key = (e.paper, e.where, e.dataset, e.algorithm, e.metric, tuple(sorted(e.params.items())), e.figure, e.panel)
+        assert key not in seen, entry_id(e)
+        seen.add(key)
+        assert e.bound in (None, "max", "min")
+        assert e.tolerance in (None, "default") or e.tolerance >= 0
+        assert e.std is None or e.std >= 0
+
+
+def test_every_paper_has_figures_under_its_prefix_and_its_scripts_exist():
+    import kernelbench.figures
+    from kernelbench.figures import FIGURES
+
+    for module in pkgutil.iter_modules(kernelbench.figures.__path__):      # each registers its figures
+        importlib.import_module(f"kernelbench.figures.{module.name}")
+    for paper in PAPERS.values():
+        assert any(name.startswith(paper.figure_prefix) for name in FIGURES), paper.id
+        for script in paper.scripts:
+            assert (ROOT / script.command.split()[1]).is_file(), script.command
+
+
+@pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
+def test_every_paper_text_exists():
+    for paper in PAPERS.values():
+        assert (SHARED_PAPERS / paper.text).is_file(), paper.text
+
+
+GOOD = """id: some2020
+name: Someone et al. 2020 (X)
+citation: {authors: [A. Someone], title: A title, venue: A venue, year: 2020}
+text: 999_x.txt
+figure_prefix: some2020_
+scripts: [{figure: fig1, command: python scripts/x.py}]
+not_tabulated: null
+needs:
+  nn: a neural net
+published:
+  - {where: Table 1, dataset: a9a, algorithm: dsg, metric: test_error, value: 15.3}
+  - {where: Table 1, dataset: a9a, algorithm: dsg, params: {loss: hinge}, metric: test_error, value: 15,
+     std: 0.2, figure: table1, panel: "(1)", tolerance: null, bound: max, needs: nn, note: a note}
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "some2020.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_well_formed_file_gives_typed_entries(tmp_path):
+    paper = load_paper(write(tmp_path, GOOD))
+    first, second = paper.published
+    assert first == Published("some2020", "Table 1", "a9a", "dsg", "test_error", 15.3)
+    assert asdict(second) == {"paper": "some2020", "where": "Table 1", "dataset": "a9a", "algorithm": "dsg",
+                              "metric": "test_error", "value": 15.0, "std": 0.2, "params": {"loss": "hinge"},
+                              "note": "a note", "figure": "table1", "panel": "(1)", "needs": "a neural net",
+                              "tolerance": None, "bound": "max"}
+    assert isinstance(second.value, float) and paper.scripts[0].command == "python scripts/x.py"
+    with pytest.raises(AttributeError):
+        paper.name = "other"                                                  # frozen
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("value: 15.3}", "valu: 15.3}", r"published\[0\] \(a9a, dsg, test_error\): unknown key 'valu'"),
+    ("value: 15.3}", "value: high}", r"published\[0\] \(a9a, dsg, test_error\)\.value: expected a number, got str"),
+    ("value: 15.3}", "value: true}", r"published\[0\] .*\.value: expected a number, got bool"),
+    ("metric: test_error, value: 15.3}", "value: 15.3}", r"published\[0\] \(a9a, dsg\): missing metric"),
+    ("std: 0.2", "std: [0.2]", r"published\[1\] \(a9a, dsg, test_error\)\.std: expected a number"),
+    ("params: {loss: hinge}", "params: [loss, hinge]", r"published\[1\] .*\.params: expected a mapping"),
+    ("params: {loss: hinge}", "params: {loss: [hinge]}", r"published\[1\] .*\.params: expected names with"),
+    ("bound: max", "bound: most", r"published\[1\] .*\.bound: expected max, min or null"),
+    ("tolerance: null", "tolerance: -1", r"published\[1\] .*\.tolerance: expected a number ≥ 0"),
+    ("needs: nn", "needs: neural net", r"published\[1\] .*\.needs: expected one of the file's `needs` \(nn\)"),
+    ("figure: table1", "figure: 1", r"published\[1\] .*\.figure: expected non-empty text, got int"),
+    ("note: a note", "note: [a, note]", r"published\[1\] .*\.note: expected text, got list"),
+    ("  - {where: Table 1, dataset", "  - [where, Table 1]\n  - {where: Table 1, dataset",
+     r"published\[0\]: expected a mapping, got list"),
+    (GOOD[GOOD.index("published:"):], "published: {where: Table 1}\n", r"published: expected a list, got dict"),
+    ("year: 2020", "year: '2020'", r"citation\.year: expected a year \(an integer\)"),
+    ("title: A title, ", "", r"citation: missing title"),
+    ("not_tabulated: null\n", "", r"top level: missing not_tabulated"),
+    ("not_tabulated: null\n", "not_tabulated: null\nnot_tabulate: x\n", r"top level: unknown key 'not_tabulate'"),
+    ("figure_prefix: some2020_", "figure_prefix: some2020", r"figure_prefix: expected 'some2020_'"),
+    ("id: some2020", "id: other2020", r"id: 'other2020' is not the file's name \('some2020'\)"),
+    ("scripts: [{figure: fig1, command: python scripts/x.py}]", "scripts: [{figure: fig1}]",
+     r"scripts\[0\]: missing command"),
+    ("value: 15.3}", "value: 15.3", r"invalid YAML at line \d+"),
+])
+def test_a_malformed_file_names_itself_the_entry_and_the_problem(tmp_path, old, new, message):
+    assert old in GOOD
+    path = write(tmp_path, GOOD.replace(old, new, 1))
+    with pytest.raises(ConfigError, match=message) as error:
+        load_paper(path)
+    assert str(error.value).startswith(f"{path}:")
+
+
+def test_the_package_sits_below_every_other_layer_and_reads_no_file_at_import():
+    """It imports nothing from kernelbench but kernelbench.errors (the config layer imports it);
+    the paper files are read on first use of PAPERS / get_paper."""
+    code = ("import sys, kernelbench.papers as p; "
+            "print(sorted(m for m in sys.modules if m.startswith('kernelbench'))); "
+            "print(p.load_papers.cache_info().currsize); p.paper_ids(); print(p.load_papers.cache_info().currsize)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == str(["kernelbench", "kernelbench.errors", "kernelbench.papers"])
+    assert out[1] == out[2] == "0"
