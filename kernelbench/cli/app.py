@@ -1,9 +1,9 @@
 """The `kernelbench` command (Typer). Exit codes: 0 success, 2 a problem the user can fix (the
 message names it and the fix), 1 an unexpected failure (a bug: traceback).
 
-Each command imports the layers it needs when it runs: the solvers (compiled cores, scikit-learn)
-and the experiment layer take seconds to import, and `kernelbench --help`, `datasets list` or a
-missing dataset must answer at once.
+Each command imports the layers it needs when it runs: the solvers (compiled cores, scikit-learn),
+the experiment layer and the results readers (pandas) take seconds to import, and `kernelbench
+--help`, `datasets list` or a missing dataset must answer at once.
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
 import typer
 import yaml
 
@@ -21,7 +20,6 @@ from kernelbench.cli.datasets import datasets_app
 from kernelbench.data.fetch import fetch_file, resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError
-from kernelbench.results import RunRecord, final_rows, read_results
 
 app = typer.Typer(
     help="Reproduce and extend large-scale kernel learning papers (DSG, UDSG/CDSG, TSGS3VM, "
@@ -332,6 +330,8 @@ def _exit_interrupted(e: KeyboardInterrupt):
 
 
 def _print_grid_summary(run_dir: Path):
+    from kernelbench.results import RunRecord      # pandas: see the module docstring
+
     record = RunRecord.load(run_dir)
     for row in record.cells or []:
         mean_key = next(k for k in row if k.startswith("mean_"))
@@ -350,6 +350,8 @@ def _print_grid_summary(run_dir: Path):
 
 
 def _print_tune_summary(run_dir: Path):
+    from kernelbench.results import RunRecord
+
     record = RunRecord.load(run_dir)
     best = record.best or {}
     score = next((f"{k} {v:.4f}" for k, v in best.items() if k.startswith("validation_")
@@ -360,6 +362,9 @@ def _print_tune_summary(run_dir: Path):
     typer.echo(f"{len(record.settings or [])} settings tried in {record.search_seconds or 0:.0f} s "
                f"({record.validation} validation on the training part, budgets {record.rungs})")
     typer.echo(f"best: {json.dumps(best.get('params', {}), sort_keys=True)}: {score}")
+    if best.get("decision"):
+        verdict = "kept the config's own setting" if best.get("kept_incumbent") else "chose the search's best"
+        typer.echo(f"{verdict}: {best['decision']}")
     for row in record.refit or []:
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
         typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
@@ -367,6 +372,10 @@ def _print_tune_summary(run_dir: Path):
 
 
 def _print_summary(run_dir: Path):
+    import pandas as pd
+
+    from kernelbench.results import RunRecord, final_rows, read_results
+
     df = read_results(run_dir)
     if df.empty:
         return
