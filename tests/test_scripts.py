@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import MIRROR
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
@@ -42,6 +43,10 @@ def test_no_test_imports_a_script():
         assert not [args for args in loads if "scripts" in args], test.name
 
 
+@pytest.mark.skipif(not all((MIRROR / f).is_file() for f in ("ijcnn1.xz", "ijcnn1.t.xz")),
+                    reason=f"the benchmark's workload is ijcnn1, not in the mirror {MIRROR}: put ijcnn1.xz and "
+                           "ijcnn1.t.xz there (or run `kernelbench datasets fetch ijcnn1` with KERNELBENCH_MIRROR "
+                           "pointing at the cache)")
 def test_the_evaluation_overhead_bench_runs(tmp_path):
     """One algorithm, one repetition: the table and its summary line (numbers are not checked:
     timings live in benchmarks, not in tests)."""
