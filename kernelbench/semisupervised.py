@@ -91,12 +91,14 @@ def paper_folds(y, n_labeled: int, k: int, seed: int):
     return out
 
 
-def labeled_splits(y, n_labeled: int, seed: int, *, folds: int | None = None, holdout: float = 0.2):
+def labeled_splits(y, n_labeled: int, seed: int, *, folds: int | None = None, holdout: float = 0.2,
+                   split_seed: int | None = None):
     """Validation a user can do (`kernelbench tune`): the `n_labeled` rows drawn as the protocol
     draws them (seed = the config seed), split into `folds` stratified folds (None: one held-out
     `holdout` fraction); each split trains on every row but its held-out labeled ones -- the
     unlabeled rows always train -- and scores the held-out labeled rows. A list of (train_rows,
-    valid_rows, labeled_rows), indices into y; never an unlabeled row's hidden label."""
+    valid_rows, labeled_rows), indices into y; never an unlabeled row's hidden label. `split_seed`
+    (default: seed) draws the folds anew over the same labeled rows."""
     labeled = draw_labeled(y, n_labeled, seed)
     y_labeled = np.asarray(y)[labeled]
     smallest = int(np.min(np.unique(y_labeled, return_counts=True)[1]))
@@ -105,10 +107,11 @@ def labeled_splits(y, n_labeled: int, seed: int, *, folds: int | None = None, ho
         raise DataError(f"validation on the labeled rows: a class has only {smallest} of the "
                         f"{n_labeled} labeled rows, fewer than the {needed} {'folds' if folds else 'parts'} "
                         "it must be split into; raise dataset.labeled or lower cv")
+    split_seed = seed if split_seed is None else split_seed
     if folds:
-        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
+        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=split_seed)
     else:
-        splitter = StratifiedShuffleSplit(n_splits=1, test_size=holdout, random_state=seed)
+        splitter = StratifiedShuffleSplit(n_splits=1, test_size=holdout, random_state=split_seed)
     everything = np.arange(np.asarray(y).shape[0])
     out = []
     for keep, held in splitter.split(labeled, y_labeled):

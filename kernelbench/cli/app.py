@@ -355,7 +355,7 @@ def _print_tune_summary(run_dir: Path):
     record = RunRecord.load(run_dir)
     best = record.best or {}
     score = next((f"{k} {v:.4f}" for k, v in best.items() if k.startswith("validation_")
-                  and k != "validation_standard_error"), "")
+                  and k != "validation_standard_error" and v is not None), "")
     if best.get("validation_standard_error") is not None:
         score += (f" ± {best['validation_standard_error']:.4f} (standard error: settings closer than that "
                   "are not told apart by this validation)")

@@ -14,7 +14,7 @@ from .prepare import Prepared
 
 
 def selection_splits(prepared: Prepared, cfg: ExperimentConfig, validation: str, *, seed: int | None = None,
-                     holdout: float = 0.2, shuffle: bool = True) -> list[tuple]:
+                     holdout: float = 0.2, shuffle: bool = True, split_seed: int | None = None) -> list[tuple]:
     """The validation splits of the training part.
 
     validation  "cv": `cfg.cv` folds (stratified for classification); "holdout": one held-out
@@ -24,15 +24,18 @@ def selection_splits(prepared: Prepared, cfg: ExperimentConfig, validation: str,
                 With dataset.labeled, "cv" and "holdout" split the *labeled* rows only (a user has
                 no other labels) and every unlabeled row always trains.
     seed        the draw (default: the config's seed)
+    split_seed  the folds or holdout drawn anew (default: seed); with dataset.labeled the labeled
+                rows stay those of `seed` (the papers' scheme draws them anew)
     shuffle     draw the held-out rows at random; False holds out contiguous parts in file order
                 (time-ordered data)."""
     seed = cfg.seed if seed is None else seed
+    split_seed = seed if split_seed is None else split_seed
     y = prepared.data.y_train
     if prepared.labeled is not None:
         if validation == "paper":
-            return semisupervised.paper_folds(y, prepared.labeled, cfg.cv, seed)
-        return semisupervised.labeled_splits(y, prepared.labeled, seed,
-                                             folds=cfg.cv if validation == "cv" else None, holdout=holdout)
+            return semisupervised.paper_folds(y, prepared.labeled, cfg.cv, split_seed)
+        return semisupervised.labeled_splits(y, prepared.labeled, seed, folds=cfg.cv if validation == "cv" else None,
+                                             holdout=holdout, split_seed=split_seed)
     if validation == "paper":
         raise ConfigError("tune.validation: paper is the semi-supervised papers' protocol; it needs "
                           "dataset.labeled. Use holdout or cv")
@@ -49,8 +52,8 @@ def selection_splits(prepared: Prepared, cfg: ExperimentConfig, validation: str,
         cut = n - max(1, int(round(holdout * n)))
         return [(np.arange(cut), np.arange(cut, n), None)]
     if validation == "cv":
-        splitter = (StratifiedKFold if classify else KFold)(n_splits=cfg.cv, shuffle=True, random_state=seed)
+        splitter = (StratifiedKFold if classify else KFold)(n_splits=cfg.cv, shuffle=True, random_state=split_seed)
     else:
         splitter = (StratifiedShuffleSplit if classify else ShuffleSplit)(
-            n_splits=1, test_size=holdout, random_state=seed)
+            n_splits=1, test_size=holdout, random_state=split_seed)
     return [(np.sort(tr), np.sort(va), None) for tr, va in splitter.split(np.zeros(n), y)]

@@ -49,7 +49,7 @@ from kernelbench.errors import ConfigError, DataError
 from kernelbench.results import read_results
 from kernelbench.search import inside, optuna_distributions, space_to_dict
 
-from .cells import Execution, execute
+from .cells import Execution, execute, finished_rows
 from .folder import open_run
 from .prepare import describe, determinism, prepare_experiment
 from .selection import (mean_or_none, refit, refuse_without_test, resolve_space, selection_metric,
@@ -58,6 +58,12 @@ from .splits import selection_splits
 from .stopping import rung_budgets
 
 DEFAULT_CANDIDATES = 27        # settings tried when neither a time budget nor a count is given
+# Below this many held-out rows a holdout cannot tell settings apart: its binomial standard error,
+# sqrt(p(1 - p)/n), is above half a point at 5-10 % error (2,000 rows at 5 %: 0.49 points;
+# 400 rows: 1.1), so `tune` validates by cfg.cv folds instead, which score every training row once.
+MIN_HOLDOUT_ROWS = 2000
+INCUMBENT = -1                 # the trial number of the config's own setting on the fresh splits
+CHALLENGER = -2                # the search's best, measured again on the fresh splits
 
 
 def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None, resume=False,
@@ -117,14 +123,15 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
         def out_of_time() -> bool:
             return settings.budget is not None and elapsed() >= settings.budget
 
-        def evaluate(trials, k, desc):
-            """Train `trials` at rung k on every split; their mean validation scores."""
+        def evaluate(trials, k, desc, on=splits):
+            """Train `trials` (Optuna's, or settings of our own) at rung k on every split of `on`;
+            their mean validation scores."""
             stop, budget = rungs[k]
-            cells = validation_cells(cfg, [(t.number, t.params) for t in trials], splits, metric, stop,
+            cells = validation_cells(cfg, [(t.number, t.params) for t in trials], on, metric, stop,
                                      n_train, budget)
             execute(prepared, cells, cfg, run, done, execution, desc=desc)
             scores = []
-            for t, values in zip(trials, validation_values(run, cells, len(splits), defaults, metric)):
+            for t, values in zip(trials, validation_values(run, cells, len(on), defaults, metric)):
                 score = mean_or_none(values)
                 score = math.inf if score is None else score          # diverged / failed: the worst
                 scores.append(score)
@@ -178,11 +185,24 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
             raise DataError("no setting finished its full budget with a finite validation error (see "
                             f"{run.results_path}); raise --budget, or narrow `search:` away from "
                             "settings that diverge")
-        best_number = min(finished, key=lambda n: finished[n]["scores"][full])
-        best = {"trial": best_number, "params": finished[best_number]["params"],
-                f"validation_{metric[5:]}": finished[best_number]["scores"][full],
-                **({} if regression else {"validation_standard_error": standard_error(
-                    finished[best_number]["scores"][full], splits)})}
+        # The search's best is the minimum of many noisy estimates, biased low by construction: it is
+        # measured again, with the config's own setting, on folds drawn anew, and replaces that
+        # setting only if it beats it there by more than one standard error.
+        challenger = min(finished, key=lambda n: finished[n]["scores"][full])
+        incumbent = {name: cfg.algorithm.params[name] for name in space if name in cfg.algorithm.params}
+        fresh = validation_splits(prepared, cfg, split_seed=cfg.seed + 1)
+        held, rival = evaluate([_Setting(INCUMBENT, incumbent),
+                                _Setting(CHALLENGER, finished[challenger]["params"])],
+                               len(rungs) - 1, "recheck", on=fresh)
+        error = _standard_error(held, fresh, run, metric, regression, full)
+        keep, decision = _decide(held, rival, error)
+        chosen = (INCUMBENT, incumbent, held) if keep else (challenger, finished[challenger]["params"], rival)
+        score = chosen[2] if math.isfinite(chosen[2]) else None
+        best = {"trial": chosen[0], "params": chosen[1], f"validation_{metric[5:]}": score,
+                **({} if regression or score is None else {"validation_standard_error": standard_error(score, fresh)}),
+                "search_validation": finished[challenger]["scores"][full],
+                "incumbent_validation": held if math.isfinite(held) else None,
+                "incumbent_standard_error": error, "kept_incumbent": keep, "decision": decision}
         tuned_path = write_tuned_config(replace(cfg, name=cfg.name[:-len(".tune")], tags=tags),
                                         best["params"], run.path)
 
@@ -203,19 +223,53 @@ def standard_error(error: float, splits) -> float:
     return math.sqrt(max(error * (1.0 - error), 0.0) / n)
 
 
-def validation_splits(prepared, cfg: ExperimentConfig) -> list[tuple]:
+class _Setting:
+    """A setting outside Optuna's study (the incumbent), shaped as its trials are."""
+
+    def __init__(self, number: int, params: dict):
+        self.number, self.params = number, params
+
+
+def _decide(held: float, rival: float, error: float) -> tuple[bool, str]:
+    """(keep the config's own setting?, why): the one-standard-error rule on the fresh splits."""
+    if not math.isfinite(held):
+        return False, "the config's own setting diverged or failed; the search's best is used"
+    gain = held - rival
+    if gain > error:      # (a rival that diverged on the fresh folds has gain -inf: the setting is kept)
+        return False, (f"on fresh folds the search's best ({rival:.4g}) beats the config's own setting "
+                       f"({held:.4g}) by {gain:.4g}, more than one standard error ({error:.4g})")
+    return True, (f"on fresh folds the search's best ({rival:.4g}) does not beat the config's own setting "
+                  f"({held:.4g}) by more than one standard error ({error:.4g}): kept the config's own setting")
+
+
+def _standard_error(score: float, splits, run, metric: str, regression: bool, full: float) -> float:
+    """The standard error of the config's own setting's validation estimate: binomial over the
+    distinct validation rows for an error rate; for a mean squared error, the spread of its splits'
+    values over sqrt(splits) (0 with one split: no rule beyond "lower")."""
+    if not regression:
+        return standard_error(score, splits) if math.isfinite(score) else 0.0
+    values = [float(r[metric]) for r in finished_rows(run) if r.get("trial") == INCUMBENT
+              and r.get("budget") == full and r.get("status") == "ok" and r.get(metric) is not None]
+    return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
+
+
+def validation_splits(prepared, cfg: ExperimentConfig, split_seed: int | None = None) -> list[tuple]:
     """The splits `tune` validates on (kernelbench/experiment/splits.py), as `cfg.tune` says:
     holdout or cv of the training part (of its labeled rows with dataset.labeled), or the papers'
-    protocol. Never the test part."""
+    protocol; `split_seed` draws them anew. Never the test part."""
     settings = cfg.tune
     return selection_splits(prepared, cfg, _validation_name(prepared, settings), holdout=settings.holdout,
-                            shuffle=settings.shuffle)
+                            shuffle=settings.shuffle, split_seed=split_seed)
 
 
 def _validation_name(prepared, settings: TuneConfig) -> str:
+    """The validation asked for; by default k folds of the labeled rows with dataset.labeled, k
+    folds where a held-out fraction would hold fewer than MIN_HOLDOUT_ROWS rows, else a holdout."""
     if settings.validation is not None:
         return settings.validation
-    return "cv" if prepared.labeled is not None else "holdout"
+    if prepared.labeled is not None:
+        return "cv"
+    return "cv" if settings.holdout * len(prepared.data.y_train) < MIN_HOLDOUT_ROWS else "holdout"
 
 
 def write_tuned_config(cfg: ExperimentConfig, params: dict, folder: Path) -> Path:
