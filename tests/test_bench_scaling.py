@@ -103,6 +103,7 @@ def _run(args, tmp_path, env=None):
     return result.stdout
 
 
+@pytest.mark.slow          # a benchmark run end to end (scripts/bench_scaling.py)
 def test_bench_scaling_end_to_end_tiny(tmp_path):
     out = tmp_path / "scaling"
     stdout = _run(["scripts/bench_scaling.py", "--sizes", "12000", "24000", "--solvers", "dsg", "tsvm-cccp",
@@ -127,6 +128,7 @@ def test_bench_scaling_end_to_end_tiny(tmp_path):
     plt.close(fig)
 
 
+@pytest.mark.slow          # a benchmark run end to end (scripts/bench_fullscale.py)
 def test_bench_fullscale_end_to_end_tiny(tmp_path):
     # scikit-learn-intelex hidden (a package that fails to import shadows it): the script must say
     # so and go on, whether or not it is installed here

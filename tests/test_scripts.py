@@ -43,6 +43,7 @@ def test_no_test_imports_a_script():
         assert not [args for args in loads if "scripts" in args], test.name
 
 
+@pytest.mark.slow          # a benchmark run end to end
 @pytest.mark.skipif(not all((MIRROR / f).is_file() for f in ("ijcnn1.xz", "ijcnn1.t.xz")),
                     reason=f"the benchmark's workload is ijcnn1, not in the mirror {MIRROR}: put ijcnn1.xz and "
                            "ijcnn1.t.xz there (or run `kernelbench datasets fetch ijcnn1` with KERNELBENCH_MIRROR "
