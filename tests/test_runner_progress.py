@@ -147,6 +147,7 @@ evaluate: {every: 100, on: [test_error]}
 # loaded machine (with 10,000 rows the whole run took ~1 s and could end before the signal arrived)
 
 
+@pytest.mark.slow          # a real process, a real SIGINT, then the resume (the fast tier resumes a SIGKILLed grid)
 def test_ctrl_c_says_what_was_kept_and_the_printed_command_resumes(tmp_path, env):
     config = tmp_path / "slow config.yaml"            # a space: the command must be quoted
     config.write_text(SLOW)

@@ -148,7 +148,6 @@ SUFFIX = st.sampled_from(list(COMPRESS))
 CUT = st.one_of(st.none(), st.none(), st.integers(0, 200))
 
 
-@pytest.mark.slow          # 700 generated files; the CLI fuzz cases below stay in the fast tier
 @settings(max_examples=700, **SETTINGS)
 @given(data=svmlight_file(), suffix=SUFFIX, cut=CUT, test=TEST, task=TASK)
 def test_svmlight_files_load_or_raise_data_error(workdir, data, suffix, cut, test, task):
