@@ -12,6 +12,9 @@ Contract (every algorithm registered with tasks=("binary", "semi-supervised") re
   (label NaN). The test part (the official test file, or the `dataset.test` fraction split off
   before anything else, e.g. 0.3 for the paper's 70/30) is never seen in training, labeled or not;
   test_error is measured on it with its true labels.
+* y without unlabeled rows (no NaN): the estimator trains as a supervised classifier on them, its
+  objective with the unlabeled term absent (C* = 0), and warns that it does (`warn_no_unlabeled_rows`),
+  as scikit-learn's semi-supervised SelfTrainingClassifier does with "y contains no unlabeled samples".
 * A *supervised* algorithm with `dataset.labeled: L` trains on the same L labeled rows only (the
   "supervised learner on the 200 labeled points" comparison); it never sees the unlabeled rows.
 * `kernelbench grid --cv k` with `dataset.labeled`: the paper's scheme — L labeled rows are drawn
@@ -184,26 +187,18 @@ def unlabeled_mask(y):
     return np.zeros(y.shape[0], dtype=bool)
 
 
-# scikit-learn's estimator checks that train on fully labeled y (not one NaN row). An estimator that
-# needs unlabeled rows (BGS3VM, the transductive SVMs) refuses such y by the contract above, so these
-# checks cannot run on it as written; tests/test_semisupervised.py runs each of them on a
-# semi-supervised view of the check's own data instead (every third row unlabeled).
-FULLY_LABELED_CHECKS = (
-    "check_classifier_data_not_an_array", "check_classifiers_classes", "check_classifiers_train",
-    "check_dict_unchanged", "check_dont_overwrite_parameters", "check_dtype_object",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimator_sparse_tag",
-    "check_estimators_dtypes", "check_estimators_fit_returns_self", "check_estimators_nan_inf",
-    "check_estimators_overwrite_params", "check_estimators_pickle", "check_f_contiguous_array_estimator",
-    "check_fit2d_1feature", "check_fit2d_predict1d", "check_fit_check_is_fitted", "check_fit_idempotent",
-    "check_fit_score_takes_y", "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-    "check_n_features_in", "check_n_features_in_after_fitting", "check_non_transformer_estimators_n_iter",
-    "check_pipeline_consistency", "check_positive_only_tag_during_fit", "check_readonly_memmap_input",
-    "check_supervised_y_2d",
-)
+def warn_no_unlabeled_rows(estimator):
+    """Warn that a y without unlabeled rows makes `estimator` train as a supervised classifier.
 
+    The contract above: a semi-supervised estimator given y with no NaN trains on the labeled rows
+    alone, its objective without the unlabeled term. It says so with a UserWarning, as
+    scikit-learn's SelfTrainingClassifier does ("y contains no unlabeled samples").
 
-def needs_unlabeled_rows(who: str) -> dict:
-    """`expected_failed_checks` of an estimator that refuses y without unlabeled rows."""
-    why = (f"fits y without unlabeled (NaN) rows, which {who} refuses by the semi-supervised contract; "
-           "run on a semi-supervised view in tests/test_semisupervised.py")
-    return dict.fromkeys(FULLY_LABELED_CHECKS, why)
+    Parameters
+    ----------
+    estimator : object
+        The estimator being fitted; the message names its class.
+    """
+    warnings.warn(f"y contains no unlabeled rows (NaN marks an unlabeled row): {type(estimator).__name__} "
+                  "trains as a supervised classifier on the labeled rows, its objective without the "
+                  "unlabeled term", UserWarning, stacklevel=3)

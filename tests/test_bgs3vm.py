@@ -1,7 +1,8 @@
 """BGS3VM (budgeted SGD semi-supervised SVM): the compiled core against the literal NumPy reference
 (with and without merging, every merge method), budget ≥ n against an independent unbudgeted kernel
-SGD, a merge's weight degradation against the exact kernel, the estimator on two moons against
-SVC on the labeled points alone, and the estimator API."""
+SGD, a merge's weight degradation against the exact kernel, without unlabeled rows against BSGD's
+core step for step, the estimator on two moons against SVC on the labeled points alone, and the
+estimator API (a fully labeled y trains supervised, with a warning)."""
 import pickle
 
 import numpy as np
@@ -13,7 +14,9 @@ from sklearn.svm import SVC
 from kernelbench.errors import SolverError
 from kernelbench.estimators import algorithms
 from kernelbench.solvers._bgs3vm import BGS3VMCore
+from kernelbench.solvers._bsgd import BSGDCore
 from kernelbench.solvers.bgs3vm import BGS3VMClassifier
+from kernelbench.solvers.bsgd import BSGDClassifier
 from kernelbench.solvers.merging import lookup_tables
 
 import reference_bgs3vm
@@ -129,6 +132,28 @@ def test_a_merge_changes_f_by_exactly_the_computed_weight_degradation(method):
     assert checked >= 10
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_core_without_unlabeled_rows_is_bsgd_step_for_step(method):
+    """No unlabeled rows (an empty unlabeled_rows): each step is the labeled update alone, Pegasos
+    with budget maintenance on the labeled hinge, the objective with its unlabeled term absent;
+    BSGD's core (bsgd.py, no bias) is that algorithm, written separately."""
+    X, y, lab, _ = _problem(steps=300)
+    H, W = lookup_tables(400) if method.startswith("lookup") else (None, None)
+    lam = 1.0 / (20 * 2.0)
+    core = _core(method, X.shape[1], budget_labeled=6, budget_unlabeled=1, gamma=0.7, lam=lam,
+                 unlabeled_weight=0.8)
+    bsgd = BSGDCore(n_dims=X.shape[1], budget=6, gamma=0.7, lam=lam, method=method, H=H, W=W)
+    assert core.train(X, y, lab, np.empty(0, dtype=np.int64)) == len(lab) == core.n_iter
+    bsgd.train(X, y, lab)
+    assert core.unlabeled.n_sv == 0 and core.n_unlabeled_updates == 0
+    assert core.labeled.n_sv == bsgd.n_sv and core.labeled.n_merges == bsgd.n_merges
+    assert core.labeled.n_merges > 0 or method == "removal"
+    tol = 1e-6 if method == "gss-precise" else 1e-9        # ε = 1e-10 pins h only to ~1e-8
+    np.testing.assert_allclose(core.decision(X), bsgd.decision(X), rtol=tol, atol=tol)
+    with pytest.raises(ValueError, match="one entry per step"):
+        core.train(X, y, lab, lab[:5])
+
+
 # ---------------------------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------------------------
@@ -177,14 +202,35 @@ def test_api_labels_objective_errors_and_pickle():
     assert c["n_unlabeled_support_vectors"] <= 30 and c["merges_unlabeled"] > 0
     with pytest.raises(SolverError, match="2 classes"):
         BGS3VMClassifier().fit(X, np.where(np.isnan(ys), np.nan, 1.0))
-    with pytest.raises(SolverError, match="no unlabeled rows"):
-        BGS3VMClassifier().fit(X[lab], y[lab].astype(float))
     with pytest.raises(SolverError, match="budget_labeled must be an integer >= 1, got 0"):
         BGS3VMClassifier(budget_labeled=0).fit(X, ys)
     with pytest.raises(SolverError, match="merge must be one of 'gss', .*'removal', got 'nope'"):
         BGS3VMClassifier(merge="nope").fit(X, ys)
     with pytest.raises(SolverError, match="grid_size must be an integer >= 2, got 1"):
         BGS3VMClassifier(grid_size=1).fit(X, ys)
+
+
+def test_fully_labeled_y_trains_supervised_with_a_warning():
+    """y without NaN: the S3VM objective with its unlabeled sum empty (C* = 0), i.e. budgeted
+    Pegasos on the labeled rows (one pass = n_l steps), as scikit-learn's semi-supervised
+    estimators train on fully labeled y; it says so with a UserWarning."""
+    X, _, _, y, Xt, yt = _moons(n=300)                 # every row labeled
+    with pytest.warns(UserWarning, match="no unlabeled rows .* trains as a supervised classifier"):
+        model = BGS3VMClassifier(C=10.0, gamma=2.0, budget_labeled=50, passes=3, random_state=0).fit(X, y)
+    assert model.n_unlabeled_ == 0 and model.C_unlabeled_ == 0.0 and model.budget_unlabeled_ == 0
+    assert model.n_iter_ == model.samples_seen_ == 3 * len(X)
+    counters = model.counters()
+    assert counters["n_unlabeled_support_vectors"] == 0 and counters["merges_unlabeled"] == 0
+    assert 0 < counters["n_labeled_support_vectors"] <= 50
+    # the objective is the labeled part alone: λ/2‖f‖² + mean hinge
+    Y = np.where(y == model.classes_[1], 1.0, -1.0)
+    expected = 0.5 * model.lambda_ * model.coef_norm_sq() + np.mean(np.maximum(0, 1 - Y * model.decision_function(X)))
+    assert model.objective(X, y) == pytest.approx(expected)
+    # the same algorithm as BSGD on these rows (its own row order): the same test error within 2 points
+    bsgd = BSGDClassifier(C=10.0, gamma=2.0, budget=50, passes=3, random_state=0).fit(X, y)
+    assert abs(np.mean(model.predict(Xt) != yt) - np.mean(bsgd.predict(Xt) != yt)) <= 0.02
+    with pytest.warns(UserWarning, match="no unlabeled rows"):     # explicit C* has nothing to weigh
+        assert BGS3VMClassifier(C_unlabeled=2.0, random_state=0).fit(X, y).unlabeled_term()[1] == 0.0
 
 
 def test_registered_for_semi_supervised_configs():

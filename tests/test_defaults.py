@@ -1,7 +1,8 @@
 """Data-driven defaults (kernelbench/solvers/defaults.py, kernels.scale_gamma): each 'auto' rule
 against an independent truth — scikit-learn's gamma='scale', Bottou's schedule written out, the
-objective the chosen first step reaches, hand-counted passes — and the five algorithms with their
-defaults alone against scikit-learn's SVC with its defaults on the breast-cancer set."""
+objective the chosen first step reaches, hand-counted passes (DSG's, also those of the baselines
+compared with it) — and the five algorithms with their defaults alone against scikit-learn's SVC
+with its defaults on the breast-cancer set."""
 import math
 
 import numpy as np
@@ -13,7 +14,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from kernelbench.errors import SolverError
-from kernelbench.estimators import algorithms
+from kernelbench.estimators import (NormaClassifier, NormaRegressor, PegasosClassifier, SVRGRFClassifier,
+                                    SVRGRFRegressor, algorithms)
 from kernelbench.solvers.bsgd import BSGDClassifier
 from kernelbench.solvers.cdsg import CDSGClassifier
 from kernelbench.solvers.defaults import PILOT_STEPS, default_passes, first_step, sgd_schedule
@@ -138,6 +140,22 @@ def test_bsgd_auto_passes_in_fit():
     assert m.passes_ == 100.0 and m.n_iter_ == 100 * 200          # ⌈100,000/200⌉ = 500, capped at 100
     m = BSGDClassifier(budget=20, passes=2, random_state=0).fit(X, y)
     assert m.passes_ == 2.0 and m.n_iter_ == 400
+
+
+@pytest.mark.parametrize("cls", [NormaClassifier, NormaRegressor, SVRGRFClassifier, SVRGRFRegressor,
+                                 PegasosClassifier], ids=lambda c: c.__name__)
+def test_dsg_baselines_fit_dsgs_auto_passes(cls):
+    """NORMA, SVRG-RF and Pegasos are compared with DSG at equal samples seen: their `fit` makes
+    DSG's passes (auto: ⌈2000 / iterations a pass⌉, 1 to 50), where one pass over 200 rows is only
+    4 mini-batch steps; a given count is kept."""
+    X, y = _moons(200)
+    if cls in (NormaRegressor, SVRGRFRegressor):
+        y = X[:, 0] * X[:, 1] + np.sin(X[:, 0])
+    m = cls(random_state=0).fit(X, y)
+    assert m.passes == "auto" and m.passes_ == 50.0 and m.n_iter_ == 50 * 4         # ⌈2000/4⌉ capped at 50
+    assert m.passes_ == DSGClassifier(batch_size=64, random_state=0).fit(X, np.sign(y - np.median(y))).passes_
+    m = cls(passes=2, random_state=0).fit(X, y)
+    assert m.passes_ == 2.0 and m.n_iter_ == 8
 
 
 # ---- defaults alone vs SVC with its defaults (breast cancer) -------------------------------------------

@@ -1,12 +1,15 @@
 """The semi-supervised protocol (kernelbench/semisupervised.py + the runner): labeled draws, the
 paper's 5-fold scheme, what supervised and semi-supervised algorithms are fitted on, and that no
-test (or validation) row ever reaches training; scikit-learn's estimator checks that assume every
-y is a label, on a semi-supervised view of their data."""
+test (or validation) row ever reaches training; a y without unlabeled rows trains every
+semi-supervised estimator as a supervised classifier, with a warning; scikit-learn's estimator
+checks on a semi-supervised view of their data."""
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import check_estimator
 
 from kernelbench.config import config_from_dict
@@ -15,8 +18,7 @@ from kernelbench.errors import ConfigError, DataError
 from kernelbench.estimators import algorithms
 from kernelbench.registry import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, grid_search, run_experiment, train_cell
-from kernelbench.semisupervised import (FULLY_LABELED_CHECKS, draw_labeled, mask_unlabeled, paper_folds,
-                                        training_view)
+from kernelbench.semisupervised import draw_labeled, mask_unlabeled, paper_folds, training_view
 from kernelbench.config import StopConfig
 from kernelbench.solvers.tsgs3vm import TSGS3VMClassifier
 
@@ -105,6 +107,7 @@ def _spec(cls, tasks):
 
 
 @pytest.mark.parametrize("semi", [True, False])
+@pytest.mark.filterwarnings("ignore:y contains no unlabeled rows")     # the supervised spy is an S3VM
 def test_train_cell_never_sees_test_rows(semi):
     _Spy.seen = []
     data = _marked_data()
@@ -196,8 +199,29 @@ def test_grid_cv_uses_the_paper_folds(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# scikit-learn's checks that assume every y is a label, on a semi-supervised view of their data
+# y without unlabeled rows; scikit-learn's checks with unlabeled rows
 # ---------------------------------------------------------------------------------------------
+
+SEMI_SUPERVISED = sorted({spec.classifier for spec in algorithms().values() if "semi-supervised" in spec.tasks},
+                         key=lambda c: c.__name__)
+
+
+@pytest.mark.parametrize("cls", SEMI_SUPERVISED, ids=lambda c: c.__name__)
+def test_fully_labeled_y_trains_supervised_with_a_warning(cls):
+    """The contract (semisupervised.py): y without NaN trains a supervised classifier on every row,
+    the unlabeled term absent, as scikit-learn's semi-supervised estimators accept fully labeled y;
+    a UserWarning says so. The same rows with one more, unlabeled, row train without it."""
+    X, y = make_classification(n_samples=120, n_features=4, n_informative=3, n_redundant=0, class_sep=2.0,
+                               random_state=0)
+    with pytest.warns(UserWarning, match=f"no unlabeled rows .*{cls.__name__} trains as a supervised classifier"):
+        model = cls(random_state=0).fit(X, y)
+    assert model.n_unlabeled_ == 0 and model.n_labeled_ == len(y)
+    assert model.unlabeled_term()[1] == 0.0                 # the objective's unlabeled term is absent
+    assert np.mean(model.predict(X) == y) > 0.85             # SVC with its defaults: 0.975
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        cls(random_state=0).fit(np.vstack([X, X[:1]]), np.append(y.astype(float), np.nan))
+
 
 def _semi_supervised_view(cls):
     """`cls` whose fit leaves every third row of the check's y unlabeled (NaN; None for string
@@ -215,17 +239,9 @@ def _semi_supervised_view(cls):
     return view
 
 
-NEEDS_UNLABELED_ROWS = sorted(
-    {c for spec in algorithms().values() for c in spec.classes
-     if set(FULLY_LABELED_CHECKS) <= set(getattr(c, "expected_failed_checks", {}))},
-    key=lambda c: c.__name__)
-
-
-@pytest.mark.parametrize("cls", NEEDS_UNLABELED_ROWS, ids=lambda c: c.__name__)
-def test_checks_assuming_every_y_is_a_label_pass_on_a_semi_supervised_view(cls):
-    """The registry-wide test expects FULLY_LABELED_CHECKS to fail for an estimator that refuses y
-    without unlabeled rows; here each of them runs, with a third of the check's rows unlabeled."""
-    others = {check: why for check, why in cls.expected_failed_checks.items()
-              if check not in FULLY_LABELED_CHECKS}
-    check_estimator(_semi_supervised_view(cls)(), expected_failed_checks=others)
-
+@pytest.mark.parametrize("cls", SEMI_SUPERVISED, ids=lambda c: c.__name__)
+def test_scikit_learn_checks_pass_with_unlabeled_rows(cls):
+    """scikit-learn's checks give fully labeled y, which trains the supervised special case
+    (tests/test_registry_estimators.py); here each runs with a third of the check's rows
+    unlabeled, so that they exercise the semi-supervised training itself."""
+    check_estimator(_semi_supervised_view(cls)(), expected_failed_checks=dict(cls.expected_failed_checks))

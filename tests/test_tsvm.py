@@ -84,8 +84,6 @@ def test_budget_errors_and_labels(cls):
     named = np.where(np.isnan(ys), np.nan, np.where(ys == 1, 5.0, -2.0))
     model = cls(C=1.0, gamma=5.0, max_iter=3).fit(X, named)
     assert set(model.predict(Xt)) <= {5.0, -2.0} and model.n_iter_ <= 3
-    with pytest.raises(SolverError, match="no unlabeled rows"):
-        cls().fit(X[lab], y[lab].astype(float))
     with pytest.raises(SolverError, match="2 classes"):
         cls().fit(X, np.where(np.isnan(ys), np.nan, 1.0))
     assert not hasattr(cls(), "partial_fit")          # transductive: fit on all rows at once
@@ -93,6 +91,27 @@ def test_budget_errors_and_labels(cls):
         cls(C_unlabeled=0.0).fit(X, ys)
     with pytest.raises(SolverError, match="max_iter must be an integer >= 1, got 0"):
         cls(max_iter=0).fit(X, ys)
+
+
+@pytest.mark.parametrize("cls", [TSVMLabelSwitching, TSVMCCCP])
+def test_fully_labeled_y_is_the_svm_on_the_labeled_rows(cls):
+    """y without NaN: both procedures start from the SVM on L, and with U empty there is nothing to
+    label, switch or balance: the model is SVC with C on the labeled rows, after one step, with a
+    UserWarning (as scikit-learn's semi-supervised estimators train on fully labeled y)."""
+    X, ys, lab, y, Xt, yt = _moons(n=200)
+    labels = np.where(y == 1, 5.0, -2.0)
+    with pytest.warns(UserWarning, match="no unlabeled rows .* trains as a supervised classifier"):
+        model = cls(C=3.0, gamma=5.0).fit(X, labels)
+    svc = SVC(C=3.0, kernel="rbf", gamma=5.0, tol=model.tol).fit(X, labels)
+    np.testing.assert_allclose(model.decision_function(Xt), svc.decision_function(Xt), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(model.predict(Xt), svc.predict(Xt))
+    assert model.converged_ and model.n_iter_ == 1 and model.n_solves_ == 1 and model.bias_shift_ == 0.0
+    assert model.n_unlabeled_ == 0 and model.C_unlabeled_ == 0.0
+    assert model.unlabeled_term()[1] == 0.0 and model.counters()["unlabeled_positive"] == 0
+    with pytest.warns(UserWarning, match="no unlabeled rows"):
+        auto = cls(C=3.0).fit(X, labels)                 # γ by the median trick over the labeled rows
+    svc = SVC(C=3.0, gamma=auto.gamma_).fit(X, labels)
+    np.testing.assert_allclose(auto.decision_function(Xt), svc.decision_function(Xt), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["tsvm-ls", "tsvm-cccp", "bgs3vm"])

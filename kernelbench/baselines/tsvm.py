@@ -31,6 +31,10 @@ tsvm-cccp Collobert et al. 2006, Alg. 2: each unlabeled x is present twice, (x, 
          the share of U with f > 0 is the labeled positive share (see TSVMCCCP._balance for why).
          Iterations stop when β (the partition of U) no longer changes.
 
+No unlabeled rows (y without NaN): both procedures start from the SVM on L, and with U empty there
+is nothing to label, switch or balance, so that SVM is the model: SVC with C on the labeled rows,
+the objective's unlabeled sum empty (C* = 0), one run step, with a UserWarning.
+
 Scale: every step is a LIBSVM solve on up to n_l + 2·n_u points; they are O(n²) in time, and
 begin() refuses problems above `max_points` (n_l + n_u) with BudgetExceededError, which the runner
 turns into a clean "skipped" row.
@@ -41,13 +45,12 @@ import numpy as np
 from sklearn.svm import SVC
 from sklearn.utils.validation import validate_data
 
-from kernelbench.errors import SolverError
 from kernelbench.params import (CACHE_MB, GAMMA, NONE, POSITIVE, RANDOM_STATE, TOL, C, Choice, Integer,
                                 declare, param)
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, Solver, as_dense,
                                       not_offered)
-from kernelbench.semisupervised import encode_semi_supervised, needs_unlabeled_rows
+from kernelbench.semisupervised import encode_semi_supervised, warn_no_unlabeled_rows
 from kernelbench.solvers.kernels import rkhs_norm_sq
 from kernelbench.solvers.kernels import resolve_gamma
 
@@ -76,7 +79,6 @@ class _TransductiveSVC(BinaryClassifierMixin, Solver):
     predict_parallelism = "rows"       # GIL released, no shared scratch (LIBSVM's predict, base.py)
     _training_only = ("_labeled", "_unlabeled", "_X_l", "_X_u", "_Y_l")
     name = "tsvm"
-    expected_failed_checks = needs_unlabeled_rows("a transductive SVM")
 
     def _feature_dtype(self):
         return np.float64
@@ -91,8 +93,7 @@ class _TransductiveSVC(BinaryClassifierMixin, Solver):
         Y, labeled, unlabeled = encode_semi_supervised(self, X, y, fitting=True)
         n_l, n_u = len(labeled), len(unlabeled)
         if n_u == 0:
-            raise SolverError(f"no unlabeled rows (NaN in y): {self.name} is transductive; use libsvm "
-                              "for fully labeled data")
+            warn_no_unlabeled_rows(self)
         if n_l + n_u > self.max_points:
             raise BudgetExceededError(
                 f"{self.name}: {n_l + n_u:,} points ({n_l:,} labeled + {n_u:,} unlabeled) exceed "
@@ -103,7 +104,10 @@ class _TransductiveSVC(BinaryClassifierMixin, Solver):
         self._X_l, self._X_u, self._Y_l = X[labeled], X[unlabeled], Y[labeled]
         self._labeled, self._unlabeled = labeled, unlabeled
         self.n_labeled_, self.n_unlabeled_ = n_l, n_u
-        self.C_unlabeled_ = self.C * n_l / n_u if self.C_unlabeled is None else float(self.C_unlabeled)
+        if self.C_unlabeled is None:            # Geng et al. §6.1: C* = C·n_l/n_u; no unlabeled term without U
+            self.C_unlabeled_ = self.C * n_l / n_u if n_u else 0.0
+        else:
+            self.C_unlabeled_ = float(self.C_unlabeled)
         self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=0)
         self.n_iter_ = 0
         self.samples_seen_ = 0
@@ -128,7 +132,11 @@ class _TransductiveSVC(BinaryClassifierMixin, Solver):
     def run(self, n_steps: int) -> int:
         done = 0
         while done < n_steps and not self.converged_:
-            self._outer_step()
+            if self.n_unlabeled_:
+                self._outer_step()
+            else:                       # no unlabeled rows: the first step's SVM on L is the model
+                self._solve(self._X_l, self._Y_l, np.full(self.n_labeled_, self.C))
+                self.converged_ = True
             self.n_iter_ += 1
             done += 1
             if self.n_iter_ >= self.max_iter:
@@ -284,7 +292,7 @@ class TSVMCCCP(_TransductiveSVC):
                 "unlabeled_uncertain": int(np.sum(state == 0)) if state is not None else 0,
                 "dropped_active": int(self.dropped_active_),
                 "unlabeled_positive": int(np.sum(self._f(self._X_u) > 0))
-                if hasattr(self, "_X_u") and hasattr(self, "svc_") else 0}
+                if hasattr(self, "_X_u") and len(self._X_u) and hasattr(self, "svc_") else 0}
 
 
 register_algorithm(

@@ -10,7 +10,9 @@ two pools of support vectors, labeled (L, budget B_l) and unlabeled (U, budget B
 Pegasos `scale` (the shrink of every α by 1 − λη_t is O(1)).
 
 One step t samples a labeled (x_l, y_l) and an unlabeled x_u (as TSGS3VM's Alg. 1 lines 2–3),
-evaluates both predictions first (lines 5–6), then with η_t = 1/(λt):
+evaluates both predictions first (lines 5–6), then with η_t = 1/(λt) (without unlabeled rows a step
+has x_l alone and its unlabeled update never fires: Pegasos on the labeled hinge, the objective with
+the μ term absent):
     scale *= 1 − λη_t                                        (t = 1 empties the model)
     if y_l f(x_l) < 1:          add (x_l, α = η_t y_l) to L  (hinge subgradient −y_l)
     if 0 < |f(x_u)| < 1:        add (x_u, α = η_t μ sign f(x_u)) to U
@@ -200,18 +202,24 @@ cdef class BGS3VMCore:
     def train(self, const double[:, ::1] X, const double[::1] y, const long long[::1] labeled_rows,
               const long long[::1] unlabeled_rows):
         """One step per pair (labeled_rows[k], unlabeled_rows[k]) of row indices into X; y in
-        {−1, +1} at the labeled rows (other entries are not read). Returns the steps done."""
+        {−1, +1} at the labeled rows (other entries are not read). An empty unlabeled_rows (no
+        unlabeled rows to train on) makes one step per labeled row, the labeled update alone.
+        Returns the steps done."""
         if X.shape[1] != self.n_dims:
             raise ValueError("X has the wrong number of columns")
-        if labeled_rows.shape[0] != unlabeled_rows.shape[0]:
+        cdef bint supervised = unlabeled_rows.shape[0] == 0
+        if not supervised and labeled_rows.shape[0] != unlabeled_rows.shape[0]:
             raise ValueError("labeled_rows and unlabeled_rows must have one entry per step")
         cdef Py_ssize_t r, n_rows = labeled_rows.shape[0], d = self.n_dims
         cdef long long il, iu
         with nogil:
             for r in range(n_rows):
                 il = labeled_rows[r]
-                iu = unlabeled_rows[r]
-                self._step(&X[0, 0] + il * d, y[il], &X[0, 0] + iu * d)
+                if supervised:
+                    self._step(&X[0, 0] + il * d, y[il], NULL)
+                else:
+                    iu = unlabeled_rows[r]
+                    self._step(&X[0, 0] + il * d, y[il], &X[0, 0] + iu * d)
         return n_rows
 
     def decision(self, const double[:, ::1] X):
@@ -229,7 +237,8 @@ cdef class BGS3VMCore:
                              + self.unlabeled.expansion(x, -self.gamma))
 
     cdef void _step(self, const double* xl, double yl, const double* xu) noexcept nogil:
-        cdef double fl = self._f(xl), fu = self._f(xu)         # both before the update (l. 5–6)
+        # xu NULL: no unlabeled sample; fu = 0 keeps the symmetric hinge's update off
+        cdef double fl = self._f(xl), fu = self._f(xu) if xu != NULL else 0.0   # both before the update (l. 5–6)
         cdef double t = <double>(self.n_iter + 1)
         cdef double eta = 1.0 / (self.lam * t)                 # Pegasos step η_t = 1/(λt)
         cdef double shrink = 1.0 - self.lam * eta              # = 1 − 1/t

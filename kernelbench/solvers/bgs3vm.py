@@ -24,7 +24,9 @@ windows of steps and fed back into them cost 0.5 points of validation error on i
 react to each shift of b; the threshold alone never did worse than no offset (7.8 / 7.6 %).
 
 Semi-supervised input (the contract of every "semi-supervised" algorithm): fit(X, y) with y
-float64, NaN marking an unlabeled row, the labeled rows carrying the two raw class labels.
+float64, NaN marking an unlabeled row, the labeled rows carrying the two raw class labels. A y
+without NaN trains the objective above with its unlabeled sum empty (C* = 0): each step one labeled
+sample, Pegasos with the labeled budget B_l (BSGD's algorithm), with a UserWarning.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from kernelbench._vocab import MERGE_METHODS
 from kernelbench.errors import SolverError
 from kernelbench.params import GAMMA, NONE, PASSES, RANDOM_STATE, C, Choice, Integer, Real, declare, param
 from kernelbench.registry import register_algorithm
-from kernelbench.semisupervised import encode_semi_supervised, needs_unlabeled_rows
+from kernelbench.semisupervised import encode_semi_supervised, warn_no_unlabeled_rows
 from kernelbench.solvers import _bgs3vm
 from kernelbench.solvers.base import BinaryClassifierMixin, Solver, as_dense, not_offered
 from kernelbench.solvers.kernels import resolve_gamma, rkhs_norm_sq
@@ -76,12 +78,12 @@ PARAMETERS = declare(
 
 class BGS3VMClassifier(BinaryClassifierMixin, Solver):
     """Budgeted kernel SGD S3VM; one iteration = one labeled + one unlabeled sample, one pass =
-    n_u iterations (every unlabeled point once, the labeled ones cycled in fresh random orders)."""
+    n_u iterations (every unlabeled point once, the labeled ones cycled in fresh random orders).
+    Without unlabeled rows one iteration = one labeled sample, one pass = n_l iterations."""
 
     _training_only = ("_labeled", "_unlabeled", "_lab_order", "_lab_position")
     # predict_parallelism stays "serial": the pools' decision() reuses its dist/kval scratch
     parameters = PARAMETERS
-    expected_failed_checks = needs_unlabeled_rows("BGS3VM")
 
     def _feature_dtype(self):
         return np.float64
@@ -95,13 +97,15 @@ class BGS3VMClassifier(BinaryClassifierMixin, Solver):
         self._train_Y, self._labeled, self._unlabeled = encode_semi_supervised(self, X, y, fitting=True)
         n_l, n_u = len(self._labeled), len(self._unlabeled)
         if n_u == 0:
-            raise SolverError("no unlabeled rows (NaN in y): BGS3VM is semi-supervised; use bsgd "
-                              "for fully labeled data")
+            warn_no_unlabeled_rows(self)
         self.n_labeled_, self.n_unlabeled_ = n_l, n_u
         self._rng = np.random.default_rng(self.random_state)
         seed = int(self._rng.integers(2**63))
         self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
-        self.C_unlabeled_ = self.C * n_l / n_u if self.C_unlabeled is None else float(self.C_unlabeled)
+        if self.C_unlabeled is None:            # §6.1: C* = C·n_l/n_u; no unlabeled term without U
+            self.C_unlabeled_ = self.C * n_l / n_u if n_u else 0.0
+        else:
+            self.C_unlabeled_ = float(self.C_unlabeled)
         self.lambda_ = 1.0 / (n_l * self.C)
         self.budget_unlabeled_ = (math.ceil(UNLABELED_BUDGET_FRACTION * n_u) if self.budget_unlabeled is None
                                   else int(self.budget_unlabeled))
@@ -125,7 +129,7 @@ class BGS3VMClassifier(BinaryClassifierMixin, Solver):
 
     @property
     def steps_per_pass(self) -> int:
-        return len(self._unlabeled)
+        return len(self._unlabeled) or len(self._labeled)
 
     def _next_labeled(self, k):
         out = np.empty(k, dtype=np.int64)
@@ -144,6 +148,11 @@ class BGS3VMClassifier(BinaryClassifierMixin, Solver):
         done = 0
         n_u = len(self._unlabeled)
         X = self._dense_train_X()
+        if n_u == 0:                    # no unlabeled rows: steps of one labeled sample (core's train)
+            done = self.core_.train(X, self._train_Y, self._next_labeled(n_steps), np.empty(0, dtype=np.int64))
+            self.n_iter_ += done
+            self.samples_seen_ += done
+            return done
         while done < n_steps:
             if self._position >= n_u:
                 self._order = self._rng.permutation(self._unlabeled)

@@ -45,7 +45,35 @@ REGRESSION_LOSSES = losses_for(REGRESSION, convex=True)
 # a block of features), so 2000 iterations (64,000 features at the defaults) is the budget.
 AUTO_ITERATIONS = 2000
 AUTO_MAX_PASSES = 50
+# The same rule is the `fit` default of the baselines compared with DSG at equal samples seen (NORMA,
+# r-/n-Pegasos: Dai et al. Fig. 1; SVRG-RF: Li & Póczos Fig. 1): their mini-batch steps need
+# iterations too, not passes (one default pass over 200 rows is 4 steps).
+AUTO_PASSES = PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
+                         doc=f"passes made by fit() (the runner uses `stop`); auto = enough for "
+                             f"{AUTO_ITERATIONS} iterations, between 1 and {AUTO_MAX_PASSES} passes")
 
+
+def auto_passes(passes, n_rows: int, steps_per_pass: int) -> float:
+    """`passes_`: the passes `fit` makes, `passes` with 'auto' resolved by the rule above.
+
+    Parameters
+    ----------
+    passes : float or "auto"
+        The estimator's `passes` parameter.
+    n_rows : int
+        Training rows.
+    steps_per_pass : int
+        Iterations in one pass over them.
+
+    Returns
+    -------
+    float
+        `passes` itself, or for 'auto' enough passes for AUTO_ITERATIONS iterations, between 1
+        and AUTO_MAX_PASSES (defaults.default_passes).
+    """
+    if passes != "auto":
+        return float(passes)
+    return default_passes(n_rows, steps_per_pass, min_iterations=AUTO_ITERATIONS, max_passes=AUTO_MAX_PASSES)
 
 
 PARAMETERS = declare(
@@ -68,9 +96,7 @@ PARAMETERS = declare(
     average=param(False, "Polyak–Ruppert averaging: predict with the mean of the iterates f_t after "
                          "`average_from` passes (pairs with large, slowly decaying steps)", BOOLEAN),
     average_from=param(1.0, "passes before the iterates start being averaged (with average: true)", Real(0)),
-    passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc="passes made by fit() (the runner uses `stop`); auto = enough for 2000 "
-                          "iterations, between 1 and 50 passes"),
+    passes=AUTO_PASSES,
     random_state=RANDOM_STATE)
 
 REGRESSION_PARAMETERS = declare(PARAMETERS, loss=PARAMETERS["loss"].but(
@@ -91,9 +117,7 @@ class _DSGBase(IterativeEstimator):
         self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=seed)
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
         self.step_, self.t0_ = self._schedule(X, seed)
-        self.passes_ = (default_passes(X.shape[0], self.steps_per_pass, min_iterations=AUTO_ITERATIONS,
-                                       max_passes=AUTO_MAX_PASSES)
-                        if self.passes == "auto" else float(self.passes))
+        self.passes_ = auto_passes(self.passes, X.shape[0], self.steps_per_pass)
         # iterates t > average_from·(steps per pass) are averaged; -1 switches averaging off
         average_from = math.ceil(self.average_from * self.steps_per_pass) if self.average else -1
         self.core_ = _dsg.DSGCore(

@@ -15,21 +15,22 @@ Step η = step / L, L = max ℓ'' · max_i ‖z_i‖² + λF/2 (the largest per-
 
 One iteration = one mini-batch step; a snapshot (full gradient over the n training points) is
 taken every `epoch_length` iterations (default: one pass, ⌈n/B⌉). samples_seen counts every
-sample whose gradient was evaluated: the batches plus n per snapshot.
-The compiled loop is in _svrg_rf.pyx.
+sample whose gradient was evaluated: the batches plus n per snapshot. `fit` makes DSG's number of
+passes (`passes: auto`, dsg.AUTO_PASSES: at least 2000 iterations, at most 50 passes), the samples
+DSG sees at its defaults. The compiled loop is in _svrg_rf.pyx.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from kernelbench.errors import SolverError
-from kernelbench.params import (C, DTYPE, GAMMA, KERNEL, PASSES, POSITIVE, RANDOM_STATE, Choice, Integer,
-                                declare, param)
+from kernelbench.params import C, DTYPE, GAMMA, KERNEL, POSITIVE, RANDOM_STATE, Choice, Integer, declare, param
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _svrg_rf
 from kernelbench.solvers.base import (MAX_DENSE_BYTES, BudgetExceededError, DivergenceError,
                                       IterativeEstimator, RegressionMixin, SoftmaxClassifierMixin,
                                       as_dense, blas_threads, not_offered)
+from kernelbench.solvers.dsg import AUTO_PASSES, auto_passes
 from kernelbench.solvers.kernels import resolve_gamma
 from kernelbench.solvers.losses import BINARY, MULTICLASS, code, curvature, losses_for
 from kernelbench.solvers.objectives import divergence_bound
@@ -51,7 +52,7 @@ PARAMETERS = declare(
     step=param(1.0, "η = step / L (L: the largest per-sample smoothness)", POSITIVE),
     epoch_length=param(0, "iterations between snapshots (full gradients); 0 = one pass ⌈n/B⌉", Integer(0)),
     dtype=DTYPE.but(doc="precision of the stored feature matrix Z (n × D)"),
-    passes=PASSES, random_state=RANDOM_STATE)
+    passes=AUTO_PASSES, random_state=RANDOM_STATE)
 
 REGRESSION_PARAMETERS = declare(PARAMETERS, loss=PARAMETERS["loss"].but(allowed=(Choice("auto", "squared"),)))
 
@@ -85,6 +86,7 @@ class _SVRGRFBase(IterativeEstimator):
         self.seed_ = int(np.random.default_rng(self.random_state).integers(2**63))
         self.gamma_ = resolve_gamma(self.gamma, X, kernel=self.kernel, seed=self.seed_)
         self.lambda_ = 1.0 / (n * self.C)
+        self.passes_ = auto_passes(self.passes, n, self.steps_per_pass)
         self.W_, self.b_ = _svrg_rf.features(self.seed_, int(self.block_size), int(self.n_blocks), d,
                                              self.kernel, self.gamma_)
         self._Z = self._map(self._dense_train_X())
@@ -168,10 +170,6 @@ class SVRGRFRegressor(RegressionMixin, _SVRGRFBase):
     """Ridge regression on fixed random features, by SVRG."""
     parameters = REGRESSION_PARAMETERS
     auto_loss = "squared"
-    expected_failed_checks = {
-        "check_regressors_train": "one default pass over the check's 200 rows is a snapshot and 4 steps of "
-                                  "η = 1/L, short of its R² > 0.5 (10 passes: 0.62; `passes` defaults to 1, "
-                                  "not adapted to n)"}
 
 
 register_algorithm(

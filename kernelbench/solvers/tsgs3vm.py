@@ -53,7 +53,7 @@ error, TSGS3VM one pass: cod-rna 8.5 %, ijcnn1 8.5 %, skin 1.3 %; FRS3VM 10 pass
 Semi-supervised input convention (shared with every algorithm registered for the task
 "semi-supervised"): fit(X, y) / begin(X, y) with y float64 where NaN marks an unlabeled row and
 labeled rows carry the raw two class labels. Without any NaN the problem is a plain (supervised)
-SVM trained by the same updates.
+SVM trained by the same updates, with a UserWarning that says so.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, NONE, PASSES, 
                                 THREADS, Choice, Integer, Real, declare, param)
 from kernelbench.registry import register_algorithm
 from kernelbench.search import LogUniform
-from kernelbench.semisupervised import encode_semi_supervised
+from kernelbench.semisupervised import encode_semi_supervised, warn_no_unlabeled_rows
 from kernelbench.solvers import _tsgs3vm
 from kernelbench.solvers._random_features import feature_block
 from kernelbench.solvers._tsgs3vm import balance_tolerance, balanced_offset
@@ -175,6 +175,8 @@ class _S3VMBase(BinaryClassifierMixin, Solver):
         self._rng = np.random.default_rng(self.random_state)
         self._set_training(X, y, fitting=True, classes=classes)
         self.n_labeled_, self.n_unlabeled_ = len(self._labeled), len(self._unlabeled)
+        if not self.n_unlabeled_:          # supervised: C* = 0 below, the unlabeled batches empty
+            warn_no_unlabeled_rows(self)
         self.positive_rate_ = float(np.mean(self._train_Y[self._labeled] > 0))   # the balance target
         if self.C_unlabeled is None:       # §6.1: C* = C · n_l / n_u
             self.C_unlabeled_ = self.C * self.n_labeled_ / self.n_unlabeled_ if self.n_unlabeled_ else 0.0
