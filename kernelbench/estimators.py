@@ -10,6 +10,7 @@ Each solver and baseline module registers its classes under an algorithm name wh
 """
 from __future__ import annotations
 
+from kernelbench.baselines.falkon import FalkonClassifier, FalkonRegressor
 from kernelbench.baselines.libsvm import LibSVMClassifier, LibSVMRegressor, ParallelSVMClassifier, ParallelSVMRegressor
 from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
 from kernelbench.baselines.tsvm import TSVMCCCP, TSVMLabelSwitching
@@ -28,7 +29,8 @@ from kernelbench.solvers.tsgs3vm import FRS3VMClassifier, TSGS3VMClassifier
 __all__ = [
     "algorithms", "AlgorithmSpec",
     "AsyDSSKLClassifier", "AsyDSSKLRegressor", "AsyGCDClassifier", "BGS3VMClassifier", "BSGDClassifier",
-    "CDSGClassifier", "CDSGRegressor", "DSGClassifier", "DSGRegressor", "FRS3VMClassifier",
+    "CDSGClassifier", "CDSGRegressor", "DSGClassifier", "DSGRegressor", "FalkonClassifier", "FalkonRegressor",
+    "FRS3VMClassifier",
     "KSDCAClassifier", "KSDCARegressor", "LibSVMClassifier", "LibSVMRegressor", "NormaClassifier",
     "NormaRegressor", "ParallelSVMClassifier", "ParallelSVMRegressor", "PegasosClassifier",
     "SDCAFeaturesClassifier", "SVRGRFClassifier", "SVRGRFRegressor", "TSGS3VMClassifier", "TSVMCCCP",

@@ -18,10 +18,9 @@ import scipy.sparse as sp
 from sklearn.svm import SVC, SVR
 
 from kernelbench._vocab import TASKS
-from kernelbench.errors import SolverError
 from kernelbench.params import CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, THREADS, TOL, C, Real, declare, param
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers.base import BinaryClassifierMixin, RegressionMixin, Solver, not_offered, resolve_threads
+from kernelbench.solvers.base import PerClassDecisionMixin, RegressionMixin, Solver, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
 
 PARAMETERS = declare(
@@ -95,32 +94,18 @@ class _ExactSVM(Solver):
         return int(len(self.svm_.support_)) if hasattr(self.svm_, "support_") else 0
 
 
-class _ExactClassifierMixin(BinaryClassifierMixin):
+class _ExactClassifierMixin(PerClassDecisionMixin):
     """Any number (≥ 2) of class labels, trained as their indices 0..k-1 (LIBSVM's one-vs-one for
     k > 2); decision_function is LIBSVM's: one column for two classes, one per class otherwise."""
 
     def _encode_targets(self, y, fitting, classes=None):
         if fitting:
-            self._set_classes(y, classes)
-            if len(self.classes_) < 2:
-                raise SolverError(f"an SVM needs at least 2 classes; got only 1 class ({self.classes_[0]!r})")
+            self._set_two_or_more_classes(y, classes, "an SVM")
         self._check_known_labels(y)
         return np.searchsorted(self.classes_, y).astype(np.float64).reshape(-1, 1)
 
-    def decision_function(self, X):
-        F = self._raw_decision(X)
-        return F.ravel() if F.shape[1] == 1 else F
-
-    def predict(self, X):
-        F = self._raw_decision(X)        # first: it raises NotFittedError before fit
-        if F.shape[1] == 1:
-            return self.classes_[(F.ravel() > 0).astype(int)]
-        return self.classes_[self.svm_.predict(X).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
+    def _predict_multiclass(self, X, F):
+        return self.classes_[self.svm_.predict(X).astype(int)]      # LIBSVM's one-vs-one vote
 
 
 class LibSVMClassifier(_ExactClassifierMixin, _ExactSVM):

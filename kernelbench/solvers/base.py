@@ -112,7 +112,8 @@ class Solver(Declared, BaseEstimator):
     #               the GIL and shares no scratch buffer): chunks on the cell's cores;
     #   "serial":   chunks one after another (bounded memory). The safe default.
     predict_parallelism = "serial"
-    # scikit-learn estimator checks this class is expected to fail with its defaults: {check: why}
+    # scikit-learn estimator checks this class is expected to fail with its defaults: {check: why},
+    # only a check scikit-learn expects to fail for its own estimator of the same kind, named in `why`
     # (tests/test_registry_estimators.py runs every registered class through check_estimator).
     expected_failed_checks: dict = {}
     # loss 'auto' (a class with a `loss` parameter): what it trains with for two classes or for
@@ -335,6 +336,35 @@ class BinaryClassifierMixin(ClassifierMixin):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        return tags
+
+
+class PerClassDecisionMixin(BinaryClassifierMixin):
+    """Any number (≥ 2) of classes, scikit-learn's decision_function layout: one column for two
+    classes (predict its sign), one per class otherwise (predict by `_predict_multiclass`, the
+    arg-max unless the solver decides otherwise). Subclasses encode the targets."""
+
+    def _set_two_or_more_classes(self, y, classes, who: str):
+        self._set_classes(y, classes)
+        if len(self.classes_) < 2:
+            raise SolverError(f"{who} needs at least 2 classes; got only 1 class ({self.classes_[0]!r})")
+
+    def decision_function(self, X):
+        F = self._raw_decision(X)
+        return F.ravel() if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        F = self._raw_decision(X)        # first: it raises NotFittedError before fit
+        if F.shape[1] == 1:
+            return self.classes_[(F.ravel() > 0).astype(int)]
+        return self._predict_multiclass(X, F)
+
+    def _predict_multiclass(self, X, F):
+        return self.classes_[np.argmax(F, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
         return tags
 
 
