@@ -29,7 +29,7 @@ from kernelbench._vocab import (DTYPES, METRICS, PROTOCOLS, REGRESSION_ONLY_METR
                                 TAGS, TASKS, VALIDATIONS)
 from kernelbench.data.load import classes_task
 from kernelbench.data.registry import dataset_names, get_spec
-from kernelbench.data.synthetic import MAX_ROWS, SHAPES
+from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.estimators import algorithms
 from kernelbench.papers import paper_ids
@@ -92,7 +92,7 @@ def fields_markdown() -> str:
 
 
 TOP_LEVEL_KEYS = _keys()
-SYNTHETIC_KEYS = ("shape", "n", "n_test", "noise", "data_seed")
+SYNTHETIC_KEYS = ("shape", "n", "n_test", "noise", "data_seed", "variant")
 DATASET_KEYS = tuple(k for k in _keys("dataset") if k not in SYNTHETIC_KEYS)
 ALGORITHM_KEYS = _keys("algorithm")
 STOP_KEYS = _keys("stop")
@@ -133,13 +133,14 @@ class DatasetConfig:
     n_test: int | None = None
     noise: float | None = None
     data_seed: int | None = None
+    variant: int | None = None
 
     def synthetic(self) -> dict | None:
         """The synthetic generator's arguments (kernelbench.data.synthetic.SyntheticSpec), or None."""
         if self.name != SYNTHETIC:
             return None
         return {"shape": self.shape or "susy", "n": self.n, "n_test": self.n_test, "noise": self.noise,
-                "seed": self.data_seed or 0}
+                "seed": self.data_seed or 0, "variant": self.variant or 1}
 
 
 @dataclass(frozen=True)
@@ -728,6 +729,12 @@ def _validate_synthetic(raw: dict) -> dict:
         if not 0 <= noise < 0.5:
             _fail("dataset.noise", f"the label-noise rate (= Bayes error) must lie in [0, 0.5), got {noise}")
     out["noise"] = noise
+    variant = raw.get("variant")
+    if variant is not None:
+        variant = _as_int(variant, "dataset.variant", minimum=1, what="an integer")
+        if variant not in VARIANTS:
+            _fail("dataset.variant", f"expected one of {', '.join(map(str, VARIANTS))}, got {variant}")
+    out["variant"] = variant
     return out
 
 

@@ -111,6 +111,8 @@ def synth_command(
     n_test: int = typer.Option(None, "--n-test", help="test rows (default: the published test size)"),
     noise: float = typer.Option(None, "--noise", help="label noise = Bayes error (default: per shape)"),
     seed: int = typer.Option(0, "--seed", help="the data's seed"),
+    variant: int = typer.Option(1, "--variant", help="the generator: 1, or 2 (another decision function and "
+                                "noise level, for checking settings on data they were not chosen on)"),
     defects: int = typer.Option(None, "--defects", help="lines with a value glued to the next index, as "
                                 "in the published SUSY.xz (default: 1 for susy, 0 otherwise)"),
     level: int = typer.Option(1, "--level", help="compression level (xz/gzip); 1 writes fast"),
@@ -118,7 +120,8 @@ def synth_command(
 ) -> None:
     """Write a synthetic replica of SUSY, HIGGS or HEPMASS in the published file format (Bayes error
     known, recorded beside the file): put the folder in $KERNELBENCH_MIRROR to run the papers' configs."""
-    spec = SyntheticSpec(shape=shape, n=n, n_test=n_test, noise=noise, seed=seed).resolved()
+    spec = SyntheticSpec(shape=shape, n=n, n_test=n_test, noise=noise, seed=seed,
+                         variant=variant).resolved()
     paths = write_files(spec, out, defects=defects, progress=not quiet, compress_level=level)
     for p in paths:
         typer.echo(str(p))
