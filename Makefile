@@ -9,7 +9,7 @@ export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 STAMP   := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
-.PHONY: install demo test test-slow bench figures report reproduce clean
+.PHONY: install demo test test-slow bench bench-against figures report reproduce clean
 
 install: $(STAMP)
 
@@ -31,6 +31,11 @@ test-slow: install
 
 bench: install
 	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done
+
+# the headline configs' time and error, this tree against a revision built beside it: make bench-against REV=v0.3
+REV ?= HEAD
+bench-against: install
+	$(BIN)/python scripts/bench_against.py --against $(REV)
 
 figures: install
 	$(BIN)/kernelbench figures results --out results/figures

@@ -52,9 +52,9 @@ def test_the_evaluation_overhead_bench_runs(tmp_path):
     """One algorithm, one repetition: the table and its summary line (numbers are not checked:
     timings live in benchmarks, not in tests)."""
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_eval_overhead.py"),
-                          "--algorithms", "libsvm", "--repeat", "1", "--cpu", "-1"],
+                          "--algorithms", "libsvm", "--repeat", "1"],
                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     line = next(row for row in out.stdout.splitlines() if row.startswith("libsvm"))
     assert "skipped" not in line and "differ" not in line, out.stdout
-    assert "largest paired difference" in out.stdout
+    assert "largest difference" in out.stdout

@@ -1,0 +1,163 @@
+"""`make bench`: the headline configs' training time and test error, this tree against a git revision
+built in the same run -- so that a slow-down is told from a slow machine.
+
+Absolute times move 2-3x between machines of the same kind, and from hour to hour on a shared one;
+a ratio measured side by side in one run does not. The revision (--against, default HEAD: what the
+uncommitted changes do) is exported with `git archive` into build/bench-revisions/<commit> and its
+compiled cores are built there with this interpreter (`setup.py build_ext --inplace`; kept for the
+next run). Both sides run the same command a user types, `kernelbench run CONFIG`, each
+with its own copy of the config (the revision's own file: what it shipped), reduced to one grid
+cell (the config's algorithm.params) and --trials trials, and with `search:` / `tune:` dropped.
+The runs alternate (revision, tree, tree, revision, ...), --repeat rounds, so that a burst of load
+lands on both sides alike.
+
+Printed per config: the median and fastest `train_seconds` of the final rows (the runner's
+training time, evaluation excluded: what results.csv and every time-axis figure show) of each
+side, their ratio (tree / revision; > 1 is slower), the ratio of the fastest runs, and the mean
+final test error of each side (same seed, same settings: equal unless the algorithm changed).
+The load average is printed before and after. Not a pass/fail test: read the ratios.
+
+    .venv/bin/python scripts/bench_against.py --against 9012f5a [--repeat 3] [--configs a9a_dsg]
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+# config (configs/<name>.yaml) -> stop rule replacing the config's, where its own is a time limit
+# (a ratio of times is only read when both sides do the same work)
+HEADLINES = {
+    "a9a_dsg": None,
+    "ijcnn1_udsg_avg": None,
+    "cod_rna_tsgs3vm_5pass": None,
+    "ijcnn1_bsgd": None,                             # the B = 100, lookup-wd cell
+    "ijcnn1_asydsskl_gu2018": {"passes": 1},         # Algorithm 1 once (its config: 20 s)
+    "a9a_cdsg": None,
+}
+
+
+def _loadavg():
+    try:
+        return " ".join(open("/proc/loadavg").read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def _git(*args, cwd=REPO, **kw):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, **kw).stdout
+
+
+def build_revision(rev: str) -> Path:
+    """The source tree of `rev` with its compiled cores built, under build/ (`make clean` removes
+    it); its path."""
+    sha = _git("rev-parse", "--verify", f"{rev}^{{commit}}", text=True).strip()
+    tree = REPO / "build" / "bench-revisions" / sha
+    if (tree / ".built").exists():
+        return tree
+    tree.mkdir(parents=True, exist_ok=True)
+    archive = _git("archive", "--format=tar", sha)
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    print(f"building {rev} ({sha[:10]}) in {tree} ...", flush=True)
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"building {rev} failed:\n{done.stderr[-3000:]}")
+    (tree / ".built").touch()
+    return tree
+
+
+def side_env(tree: Path) -> dict:
+    """The environment that makes `import kernelbench` load the package of `tree` (PYTHONPATH comes
+    before the editable install of this checkout; `python -c` also puts the working folder first,
+    so every side runs in its own tree); checked, since a wrong import would compare a tree with
+    itself."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    where = subprocess.run([sys.executable, "-c", "import kernelbench; print(kernelbench.__file__)"],
+                           env=env, cwd=tree, check=True, capture_output=True, text=True).stdout.strip()
+    if not Path(where).resolve().is_relative_to(tree.resolve()):
+        sys.exit(f"PYTHONPATH={tree} imports kernelbench from {where}, not from that tree")
+    return env
+
+
+def one_cell(config: Path, stop: dict | None, folder: Path) -> Path:
+    """`config` as one cell (its algorithm.params), without search/tune, `stop` replaced if given."""
+    cfg = yaml.safe_load(config.read_text())
+    for key in ("grid", "search", "tune"):
+        cfg.pop(key, None)
+    if stop is not None:
+        cfg["stop"] = stop
+    out = folder / config.name
+    out.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return out
+
+
+def run_side(env: dict, tree: Path, config: Path, trials: int, out: Path) -> list[tuple[float, float]]:
+    """(train_seconds, test_error) of each trial's final row of one `kernelbench run`."""
+    main = "import sys; from kernelbench.cli import main; sys.argv[0] = 'kernelbench'; main()"
+    done = subprocess.run([sys.executable, "-c", main, "run", str(config), "--out", str(out),
+                           "--trials", str(trials), "--quiet"], env=env, cwd=tree, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        sys.exit(f"kernelbench run {config} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    results = max(out.glob("*/results.csv"), key=lambda p: p.stat().st_mtime)
+    with open(results, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["final"] == "1"]
+    return [(float(r["train_seconds"]), float(r["test_error"] or "nan")) for r in rows]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--against", default="HEAD", help="git revision to compare with (default HEAD)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of alternating runs")
+    ap.add_argument("--trials", type=int, default=1, help="trials per run (the config's seeds)")
+    ap.add_argument("--configs", nargs="*", default=list(HEADLINES), help="configs/<name>.yaml names")
+    args = ap.parse_args(argv)
+    unknown = [c for c in args.configs if c not in HEADLINES]
+    if unknown:
+        sys.exit(f"not a headline config: {unknown}; choose from {list(HEADLINES)}")
+
+    sides = {"revision": build_revision(args.against), "tree": REPO}
+    envs = {side: side_env(tree) for side, tree in sides.items()}
+    print(f"tree {REPO} against {args.against} ({sides['revision'].name[:10]}); "
+          f"{args.repeat} rounds x {args.trials} trial(s); load average {_loadavg()}", flush=True)
+    measured = {c: {side: [] for side in sides} for c in args.configs}
+    with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
+        tmp = Path(tmp)
+        configs = {}
+        for side, tree in sides.items():
+            (tmp / side).mkdir()
+            configs[side] = {c: one_cell(tree / "configs" / f"{c}.yaml", HEADLINES[c], tmp / side)
+                             for c in args.configs}
+        for r in range(args.repeat):
+            order = ["revision", "tree"] if r % 2 == 0 else ["tree", "revision"]
+            for c in args.configs:
+                for side in order:
+                    got = run_side(envs[side], sides[side], configs[side][c], args.trials, tmp / side / "runs")
+                    measured[c][side] += got
+                    print(f"  round {r + 1} {c:24s} {side:8s} "
+                          + " ".join(f"{s:.2f}s/{e:.4f}" for s, e in got), flush=True)
+
+    print(f"\nload average after: {_loadavg()}")
+    print(f"{'config':24s} {'revision s (min)':>17s} {'tree s (min)':>17s} {'ratio':>6s} {'min':>6s}"
+          f" {'rev error':>10s} {'tree error':>10s}")
+    for c in args.configs:
+        t = {side: [s for s, _ in measured[c][side]] for side in sides}
+        e = {side: statistics.fmean(err for _, err in measured[c][side]) for side in sides}
+        med = {side: statistics.median(t[side]) for side in sides}
+        print(f"{c:24s} {med['revision']:9.2f} ({min(t['revision']):5.2f}) {med['tree']:9.2f} "
+              f"({min(t['tree']):5.2f}) {med['tree'] / med['revision']:6.3f} "
+              f"{min(t['tree']) / min(t['revision']):6.3f} {e['revision']:10.4f} {e['tree']:10.4f}")
+
+
+if __name__ == "__main__":
+    main()
