@@ -16,7 +16,8 @@ METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse", "t
 REGRESSION_ONLY_METRICS = ("test_mae", "train_mae")
 
 TAGS = ("paper", "figure", "panel", "role")     # what a run is for (config `tags:`, results columns)
-ROLES = ("ours", "baseline")                    # tags.role: the paper's own algorithm or a comparator
+ROLES = ("ours", "baseline", "peer")            # tags.role: the paper's own algorithm, its comparator,
+                                                # or a method it never ran (what users pick today)
 
 PROTOCOLS = ("held-out", "paper")               # what test_error measures (config `protocol:`)
 VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `tune.validation`)

@@ -3,9 +3,10 @@ built in the same run -- so that a slow-down is told from a slow machine.
 
 Absolute times move 2-3x between machines of the same kind, and from hour to hour on a shared one;
 a ratio measured side by side in one run does not. The revision (--against, default HEAD: what the
-uncommitted changes do) is exported with `git archive` into build/bench-revisions/<commit> and its
-compiled cores are built there with this interpreter (`setup.py build_ext --inplace`; kept for the
-next run). Both sides run the same command a user types, `kernelbench run CONFIG`, each
+uncommitted changes do) is exported with `git archive` into build/bench-revisions/<commit>, this
+checkout's sources (tracked and untracked, as they are now) are copied beside it, and both are
+built the same way, with this interpreter (`setup.py build_ext --inplace`; kept for the next run):
+the same compiler and Cython on both sides. Both sides run the same command a user types, `kernelbench run CONFIG`, each
 with its own copy of the config (the revision's own file: what it shipped), reduced to one grid
 cell (the config's algorithm.params) and --trials trials, and with `search:` / `tune:` dropped.
 The runs alternate (revision, tree, tree, revision, ...), --repeat rounds, so that a burst of load
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,6 +36,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+BUILDS = REPO / "build" / "bench-revisions"     # `make clean` removes it
 
 # config (configs/<name>.yaml) -> stop rule replacing the config's, where its own is a time limit
 # (a ratio of times is only read when both sides do the same work)
@@ -57,23 +61,46 @@ def _git(*args, cwd=REPO, **kw):
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, **kw).stdout
 
 
+def _build(tree: Path, what: str) -> Path:
+    """Build the compiled cores of the source tree `tree` in place (once: a marker remembers)."""
+    if (tree / ".built").exists():
+        return tree
+    print(f"building {what} in {tree} ...", flush=True)
+    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"building {what} failed:\n{done.stderr[-3000:]}")
+    (tree / ".built").touch()
+    return tree
+
+
 def build_revision(rev: str) -> Path:
     """The source tree of `rev` with its compiled cores built, under build/ (`make clean` removes
     it); its path."""
     sha = _git("rev-parse", "--verify", f"{rev}^{{commit}}", text=True).strip()
-    tree = REPO / "build" / "bench-revisions" / sha
-    if (tree / ".built").exists():
-        return tree
-    tree.mkdir(parents=True, exist_ok=True)
-    archive = _git("archive", "--format=tar", sha)
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    print(f"building {rev} ({sha[:10]}) in {tree} ...", flush=True)
-    done = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tree,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"building {rev} failed:\n{done.stderr[-3000:]}")
-    (tree / ".built").touch()
-    return tree
+    tree = BUILDS / sha
+    if not (tree / ".built").exists():
+        tree.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=_git("archive", "--format=tar", sha), check=True)
+    return _build(tree, f"{rev} ({sha[:10]})")
+
+
+def build_working_tree() -> Path:
+    """A copy of this checkout's sources as they are now (tracked and untracked files, not the
+    ignored ones), built the same way as the revision: the installed build of the checkout may
+    come from another compiler or Cython (pip builds in an isolated environment), and a difference
+    in the build is not a difference in the code. Keyed by a hash of the sources."""
+    files = sorted(_git("ls-files", "-z", "--cached", "--others", "--exclude-standard").decode().split("\0"))
+    files = [f for f in files if f and (REPO / f).is_file()]
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.encode() + b"\0" + (REPO / f).read_bytes() + b"\0")
+    tree = BUILDS / f"tree-{digest.hexdigest()[:16]}"
+    if not (tree / ".built").exists():
+        for f in files:
+            (tree / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / f, tree / f)
+    return _build(tree, "the working tree")
 
 
 def side_env(tree: Path) -> dict:
@@ -126,9 +153,9 @@ def main(argv=None):
     if unknown:
         sys.exit(f"not a headline config: {unknown}; choose from {list(HEADLINES)}")
 
-    sides = {"revision": build_revision(args.against), "tree": REPO}
+    sides = {"revision": build_revision(args.against), "tree": build_working_tree()}
     envs = {side: side_env(tree) for side, tree in sides.items()}
-    print(f"tree {REPO} against {args.against} ({sides['revision'].name[:10]}); "
+    print(f"tree {REPO} (built in {sides['tree'].name}) against {args.against} ({sides['revision'].name[:10]}); "
           f"{args.repeat} rounds x {args.trials} trial(s); load average {_loadavg()}", flush=True)
     measured = {c: {side: [] for side in sides} for c in args.configs}
     with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:

@@ -54,6 +54,7 @@ WORKLOADS = {
     "asydsskl": ({"subsample": 20000}, {"rounds": 2, "outer_loops": 10}, 1),
     "asygcd": ({"subsample": 7000}, {}, 1),
     "libsvm": ({"subsample": 2000}, {}, 1),
+    "libsvm-p": ({"subsample": 2000}, {}, 1),
     "falkon": ({}, {"n_centers": 2048, "gamma": 2.0}, 20),        # 20 CG iterations
     "tsgs3vm": ({"subsample": 20000, "labeled": 200}, {}, 3),
     "frs3vm": ({"labeled": 200}, {}, 2),

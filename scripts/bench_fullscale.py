@@ -16,6 +16,8 @@ One run, on the SUSY replica at its published size (4.5 M training rows, 500 k t
    set-up and training, reads the clock every 1% of a pass, and scores the test part once, at the
    end, outside the timer). The verdict line says whether each reached a lower test error than
    RFF + SGD.
+   The peer, what users pick at this size though no paper ran it (--peers): Falkon with its SUSY
+   config (configs/susy_falkon_gu2018.yaml: the Falkon paper's settings, M = 1,024), the same way.
 3. Exact SVMs on the largest training prefix (the replica's rows are i.i.d.) whose fit finishes
    within T_rff: LIBSVM through scikit-learn's SVC (our `libsvm` algorithm) and oneDAL's SVC from
    scikit-learn-intelex (our `libsvm-p`; x86-64 wheels only: the script says so when it is
@@ -26,6 +28,9 @@ One run, on the SUSY replica at its published size (4.5 M training rows, 500 k t
 4. With --references: our TSGS3VM, BSGD and AsyDSSKL SUSY configs (their own params, subsample and
    stop rule; the first grid cell, one trial) through `kernelbench run`, for reference: their own
    time, not T_rff.
+
+--variant 2 generates the held-out replica (kernelbench.data.synthetic: another decision function
+and noise level) that no config was chosen on: a schedule that holds only on variant 1 shows here.
 
 Threads: --threads for our solvers, the BLAS of the RFF pipeline and oneDAL; LIBSVM has one.
 Timings depend on the machine's load: the load average is printed. Not a pass/fail test.
@@ -51,6 +56,7 @@ import numpy as np
 from bench_scaling import REPO, _loadavg, run_point, solver_settings  # noqa: E402  (scripts/ is on sys.path)
 
 OURS = ("dsg", "udsg", "cdsg")
+PEERS = ("falkon",)          # no paper ran it: what users pick at this size (configs/susy_falkon_gu2018.yaml)
 REFERENCES = ("tsgs3vm", "bsgd", "asydsskl")
 PREDICT_ROWS = 50_000
 CSV_COLUMNS = ["method", "kind", "n_train", "train_seconds", "budget_seconds", "test_error", "status",
@@ -59,11 +65,12 @@ CSV_COLUMNS = ["method", "kind", "n_train", "train_seconds", "budget_seconds", "
 
 # ------------------------------------------------------------------ data
 
-def load(n: int, n_test: int, seed: int, data_seed: int):
+def load(n: int, n_test: int, seed: int, data_seed: int, variant: int):
     from kernelbench.data import load_dataset
 
     return load_dataset("synthetic", test="official", progress=False,
-                        synthetic={"shape": "susy", "n": n, "n_test": n_test, "seed": data_seed})
+                        synthetic={"shape": "susy", "n": n, "n_test": n_test, "seed": data_seed,
+                                   "variant": variant})
 
 
 def error_of(predict, X, y) -> float:
@@ -102,11 +109,12 @@ def rff_sgd(data, gamma, args) -> dict:
 
 # ------------------------------------------------------------------ 2. ours, same wall time
 
-def ours(name: str, budget: float, args, out: Path) -> dict:
-    """One of our solvers through `kernelbench run`, its full-size config's params and stop rule with
-    `stop.seconds: T_rff` added: the runner reads the clock every 1% of a pass and counts set-up
-    (begin) as training, so `train_seconds` is at most about T_rff plus 1% of a pass."""
-    row = run_config(name, "ours", {"seconds": budget}, args, out, wall_limit=budget * 3 + 600)
+def ours(name: str, budget: float, args, out: Path, kind: str = "ours") -> dict:
+    """One of our solvers (or a peer) through `kernelbench run`, its full-size config's params and
+    stop rule with `stop.seconds: T_rff` added: the runner reads the clock every 1% of a pass (every
+    iteration of Falkon: one pass) and counts set-up (begin) as training, so `train_seconds` is at
+    most about T_rff plus 1% of a pass."""
+    row = run_config(name, kind, {"seconds": budget}, args, out, wall_limit=budget * 3 + 600)
     row["note"] = f"stopped at T_rff or the config's stop rule; {row.get('note', '')}"
     return row
 
@@ -209,7 +217,8 @@ def run_config(name: str, kind: str, stop_extra: dict, args, out: Path, *, wall_
     settings = solver_settings(name, args.configs, args.threads)
     source = find_config(name, args.configs)
     dataset = {"name": "synthetic", "shape": "susy", "n": args.n, "n_test": args.n_test,
-               "scale": settings["scale"], "dtype": settings["dtype"], "data_seed": args.data_seed}
+               "scale": settings["scale"], "dtype": settings["dtype"], "data_seed": args.data_seed,
+               "variant": args.variant}
     if source is not None:
         cfg = load_config(source)
         if cfg.dataset.subsample and cfg.dataset.subsample < args.n:
@@ -257,6 +266,10 @@ def main(argv=None):
     parser.add_argument("--rff-alpha", type=float, default=1e-4, help="SGDClassifier's alpha (its default)")
     parser.add_argument("--chunk-rows", type=int, default=10_000, help="rows per partial_fit call")
     parser.add_argument("--ours", nargs="*", default=list(OURS), help="our solvers at the same wall time")
+    parser.add_argument("--peers", nargs="*", default=list(PEERS),
+                        help="methods no paper ran (Falkon), at the same wall time")
+    parser.add_argument("--variant", type=int, default=1, choices=(1, 2),
+                        help="the replica's generator: 1 (the configs were chosen on it) or 2 (held out)")
     parser.add_argument("--svm", nargs="*", default=["libsvm", "sklearnex"], choices=["libsvm", "sklearnex"],
                         help="exact SVMs grown within the budget (none: --svm)")
     parser.add_argument("--svm-start", type=int, default=2000, help="first subsample size (doubled)")
@@ -283,17 +296,17 @@ def main(argv=None):
     started = time.perf_counter()
     from kernelbench.data import prepare
 
-    raw = load(args.n, args.n_test, args.seed, args.data_seed)
+    raw = load(args.n, args.n_test, args.seed, args.data_seed, args.variant)
     standard = prepare(raw, scale="standard", seed=args.seed)
     bayes = raw.provenance.get("synthetic", {}).get("bayes_error", math.nan)
-    print(f"SUSY replica: {standard.X_train.shape[0]:,} training, {standard.X_test.shape[0]:,} test rows, "
+    print(f"SUSY replica (variant {args.variant}): {standard.X_train.shape[0]:,} training, {standard.X_test.shape[0]:,} test rows, "
           f"d = {standard.X_train.shape[1]}, Bayes error {bayes:.3f}; generated and scaled in "
           f"{time.perf_counter() - started:.1f} s", flush=True)
     gamma = median_gamma(standard.X_train, seed=args.seed)
     rows = []
 
     def emit(row):
-        row = {"threads": args.threads, "dataset": "synthetic susy replica", "bayes_error": bayes,
+        row = {"threads": args.threads, "dataset": f"synthetic susy replica (variant {args.variant})", "bayes_error": bayes,
                "n_test": standard.X_test.shape[0], **row}
         rows.append(row)
         seconds = row.get("train_seconds", math.nan)
@@ -312,6 +325,8 @@ def main(argv=None):
     emit({**rff, "budget_seconds": budget})
     for name in args.ours:
         emit({**ours(name, budget, args, out), "budget_seconds": budget})
+    for name in args.peers:
+        emit({**ours(name, budget, args, out, kind="peer"), "budget_seconds": budget})
     if args.svm:
         with tempfile.TemporaryDirectory(prefix="kernelbench-fullscale-") as workdir:
             np.save(os.path.join(workdir, "train.X.npy"), standard.X_train)
@@ -325,7 +340,7 @@ def main(argv=None):
     print(f"\nbudget: {budget:.1f} s (T_rff = {t_rff:.1f} s); RFF + SGD test error {100 * rff['test_error']:.2f}%; "
           f"Bayes error {100 * bayes:.2f}%")
     for row in rows:
-        if row["kind"] == "ours":
+        if row["kind"] in ("ours", "peer"):
             error = row.get("test_error", math.nan)
             verdict = "yes" if error < rff["test_error"] else "NO"
             print(f"  {row['method']}: {100 * error:.2f}% in {row['train_seconds']:.1f} s: lower than RFF + SGD? {verdict}")

@@ -19,7 +19,14 @@ ALGORITHM_STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"),
                    "k-sdca": ("C9", "D"), "r-pegasos": ("C2", "<"), "n-pegasos": ("C8", ">"),
                    "r-sdca": ("C5", "p"), "n-sdca": ("C7", "h"), "svrg-rf": ("C4", "x"),
                    "libsvm": ("k", "D"), "libsvm-p": ("0.45", "P"), "asydsskl": ("C1", "o"),
-                   "asygcd": ("C0", "s")}
+                   "asygcd": ("C0", "s"), "falkon": ("0.25", "*")}
+# Methods no paper ran (config tags.role: peer): what users pick today, drawn dotted beside the
+# papers' methods and labelled as not in the paper
+PEERS = ("falkon",)
+
+
+def peer_label(algorithm: str) -> str:
+    return f"{algorithm}: NOT in the paper (peer)"
 
 
 def register_figure(name: str, *, needs_results: bool = True):

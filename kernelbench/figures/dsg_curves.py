@@ -13,12 +13,12 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
-from kernelbench.figures.base import ALGORITHM_STYLE, register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, peer_label, register_figure
 from kernelbench.results import tagged
 
 # The algorithms Dai et al. and Li & Póczos plot (those present in the results draw)
 DSG_FAMILY = ("dsg", "udsg", "cdsg", "libsvm", "norma", "k-sdca", "r-pegasos", "n-pegasos", "r-sdca",
-              "n-sdca", "svrg-rf")
+              "n-sdca", "svrg-rf", *PEERS)
 # dataset -> (panel order, title): what Dai et al. call it, and what we ran
 PANELS = {
     "a9a": (1, "(1) Adult (a9a)"),
@@ -53,7 +53,9 @@ def _draw(ax, part, x, y, logx):
         if algorithm == "libsvm" and len(curve) == 1:   # one solve: a reference level, as in the paper
             ax.axhline(curve.iloc[0], color=color, ls="--", lw=1, label=f"libsvm (exact, {curve.iloc[0]:.3f})")
             continue
-        ax.plot(curve.index, curve.values, color=color, marker=marker, ms=3, lw=1.2, label=label)
+        peer = algorithm in PEERS
+        ax.plot(curve.index, curve.values, color=color, marker=marker, ms=3, lw=1.2, ls=":" if peer else "-",
+                label=f"{peer_label(algorithm)} ({trials} trial{'s' if trials > 1 else ''})" if peer else label)
 
 
 def _skipped_note(ax, df, name):

@@ -15,12 +15,13 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
-from kernelbench.figures.base import ALGORITHM_STYLE, register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, peer_label, register_figure
 from kernelbench.results import tagged
 
-ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm", "libsvm-p")
+ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm", "libsvm-p", *PEERS)
 LABELS = {"asydsskl": "AsyDSSKL", "asygcd": "AsyGCD", "dsg": "Double SGD (DSG, logistic)",
-          "libsvm": "LIBSVM (sklearn SVC/SVR)", "libsvm-p": "LIBSVM(P) stand-in (oneDAL SVC/SVR)"}
+          "libsvm": "LIBSVM (sklearn SVC/SVR)", "libsvm-p": "LIBSVM(P) stand-in (oneDAL SVC/SVR)",
+          **{peer: peer_label(peer) for peer in PEERS}}
 # dataset -> (panel order, title): the paper's panels first, the sets added here after
 PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) Covtype B: 20k SUBSET"),
           "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),
@@ -72,7 +73,7 @@ def _curves(df, metric, ylabel, transform):
                             ls="none", label=label)
                 else:
                     ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
-                            ls="--" if dashed else "-", label=label)
+                            ls=":" if algorithm in PEERS else "--" if dashed else "-", label=label)
         ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
         ax.set_xlabel("training time (s)")
         ax.set_ylabel(ylabel)
