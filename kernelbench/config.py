@@ -275,8 +275,9 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
         "name": cfg.name,
         "dataset": {f.name: _plain(getattr(cfg.dataset, f.name)) for f in dataclasses.fields(cfg.dataset)
                     if (f.name not in SYNTHETIC_KEYS or cfg.dataset.name == SYNTHETIC)
-                    # classes only when set: the configs (and resume) of earlier runs stay as they were
-                    and not (f.name == "classes" and cfg.dataset.classes is None)},
+                    # classes and variant only when set: the configs (and resume) of earlier runs stay
+                    # as they were
+                    and not (f.name in ("classes", "variant") and getattr(cfg.dataset, f.name) is None)},
         "algorithm": {"name": cfg.algorithm.name, "params": _plain(cfg.algorithm.params)},
         "grid": _plain(cfg.grid),
         "cv": cfg.cv,

@@ -15,7 +15,8 @@ lands on both sides alike.
 Printed per config: the median and fastest `train_seconds` of the final rows (the runner's
 training time, evaluation excluded: what results.csv and every time-axis figure show) of each
 side, their ratio (tree / revision; > 1 is slower), the ratio of the fastest runs, and the mean
-final test error of each side (same seed, same settings: equal unless the algorithm changed).
+final test error of each side (same seed: equal unless the algorithm or the config file changed,
+or the solver is asynchronous, as AsyDSSKL).
 The load average is printed before and after. Not a pass/fail test: read the ratios.
 
     .venv/bin/python scripts/bench_against.py --against 9012f5a [--repeat 3] [--configs a9a_dsg]
@@ -136,9 +137,12 @@ def run_side(env: dict, tree: Path, config: Path, trials: int, out: Path) -> lis
                           text=True)
     if done.returncode != 0:
         sys.exit(f"kernelbench run {config} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    results = max(out.glob("*/results.csv"), key=lambda p: p.stat().st_mtime)
+    (results,) = out.glob("*/results.csv")            # `out` is this run's own folder
     with open(results, newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["final"] == "1"]
+    bad = [f"trial {r['trial']}: {r['status']} {r['message']}" for r in rows if r["status"] != "ok"]
+    if bad:
+        sys.exit(f"kernelbench run {config}: not a time to compare: {bad}")
     return [(float(r["train_seconds"]), float(r["test_error"] or "nan")) for r in rows]
 
 
@@ -169,7 +173,8 @@ def main(argv=None):
             order = ["revision", "tree"] if r % 2 == 0 else ["tree", "revision"]
             for c in args.configs:
                 for side in order:
-                    got = run_side(envs[side], sides[side], configs[side][c], args.trials, tmp / side / "runs")
+                    got = run_side(envs[side], sides[side], configs[side][c], args.trials,
+                                   tmp / side / f"runs-{r}-{c}")
                     measured[c][side] += got
                     print(f"  round {r + 1} {c:24s} {side:8s} "
                           + " ".join(f"{s:.2f}s/{e:.4f}" for s, e in got), flush=True)

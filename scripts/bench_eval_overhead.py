@@ -35,6 +35,7 @@ from pathlib import Path
 import yaml
 
 IJCNN1 = {"name": "ijcnn1", "test": "official", "scale": "none"}
+REPO = Path(__file__).resolve().parents[1]
 
 # name: (dataset settings, algorithm params, passes). Sizes chosen so one run trains long enough
 # to time yet short enough to repeat, evaluations included; BSGD is the
@@ -79,15 +80,19 @@ def config(name: str, schedule: dict | None, trials: int) -> dict:
 
 
 def run(config_path: Path, out: Path) -> list[tuple[float, float, int]]:
-    """(train_seconds, test_error, points) of every trial of one `kernelbench run`."""
+    """(train_seconds, test_error, points) of every trial of one `kernelbench run` into its own
+    folder `out` (from this checkout: `-m` puts the working folder first on sys.path)."""
     done = subprocess.run([sys.executable, "-m", "kernelbench.cli", "run", str(config_path),
-                           "--out", str(out), "--quiet"], capture_output=True, text=True)
+                           "--out", str(out), "--quiet"], capture_output=True, text=True, cwd=REPO)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else
                            f"exit code {done.returncode}")
-    results = max(out.glob("*/results.csv"), key=lambda p: p.stat().st_mtime)
+    (results,) = out.glob("*/results.csv")
     with open(results, newline="") as f:
         rows = list(csv.DictReader(f))
+    bad = [f"trial {r['trial']}: {r['status']} {r['message']}" for r in rows if r["final"] == "1" and r["status"] != "ok"]
+    if bad:
+        raise RuntimeError(f"not a time to compare: {bad}")
     trials = sorted({r["trial"] for r in rows})
     final = {r["trial"]: r for r in rows if r["final"] == "1"}
     return [(float(final[t]["train_seconds"]), float(final[t]["test_error"] or "nan"),
@@ -125,7 +130,7 @@ def main(argv=None):
             try:
                 for r in range(args.repeat):
                     for kind in (("default", "single") if r % 2 == 0 else ("single", "default")):
-                        runs[kind] += run(paths[kind], tmp / "runs")
+                        runs[kind] += run(paths[kind], tmp / f"runs-{name}-{kind}-{r}")
             except RuntimeError as e:     # e.g. no local copy of the data: say so, go on
                 print(f"{name:<10} skipped: {e}")
                 continue

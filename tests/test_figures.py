@@ -109,6 +109,33 @@ def test_geng_fig3_draws_paper_protocol_runs_apart_with_a_value_per_trial(tmp_pa
 
 # ---------------------------------------------------------------------------------------- Gu et al.
 
+def test_a_peer_is_drawn_dotted_and_marked_not_in_the_paper_by_its_tag(tmp_path):
+    """A run tagged role: peer (Falkon) draws beside the paper's methods, dotted and labelled as not
+    in the paper; Falkon tagged otherwise is not so labelled; its squared-loss objective is kept
+    off the objective axes of the DSG family."""
+    for role, panel in (("peer", "ijcnn1"), ("baseline", "a9a")):
+        make_run(tmp_path, f"{panel}_falkon_gu2018", {"paper": "gu2018", "figure": "fig1", "panel": panel,
+                                                      "role": role},
+                 rows=[{"dataset": panel, "algorithm": "falkon", "iteration": i, "train_seconds": float(i),
+                        "samples_seen": 100 * i, "objective": 1.0 / i, "test_error": 0.1 / i,
+                        "final": int(i == 3)} for i in (1, 2, 3)])
+    make_run(tmp_path, "covtype_falkon_dai2014", {"paper": "dai2014", "figure": "fig1", "panel": "(3)",
+                                                  "role": "peer"},
+             rows=[{"dataset": "covtype_subset20k", "algorithm": "falkon", "iteration": i, "samples_seen": 100 * i,
+                    "train_seconds": float(i), "objective": 1.0 / i, "test_error": 0.1 / i,
+                    "final": int(i == 3)} for i in (1, 2, 3)])
+    df = collect_results(tmp_path)
+    curves = accuracy_vs_time(df)
+    labels = dict(zip(titles(curves), [ax.get_legend().get_texts()[0].get_text() for ax in curves.axes]))
+    assert "NOT in the paper" in labels["ijcnn1 (added)"] and "NOT in the paper" not in labels["a9a (added)"]
+    styles = {ax.get_title(): ax.lines[0].get_linestyle() for ax in curves.axes}
+    assert styles == {"ijcnn1 (added)": ":", "a9a (added)": "-"}
+    dai = dsg_curves.test_error_vs_samples(df)
+    assert legend(dai) == ["falkon: NOT in the paper (peer) (1 trial)"] and dai.axes[0].lines[0].get_linestyle() == ":"
+    assert dsg_curves.objective_vs_time(df) is None
+
+
+
 def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
     fig1 = {"paper": "gu2018", "figure": "fig1", "panel": "ijcnn1"}
     make_run(tmp_path, "ijcnn1_asydsskl_gu2018", {**fig1, "role": "ours"},

@@ -193,10 +193,10 @@ class _Falkon(Solver):
 
     def _knm_t(self, Y, fill_cache=False):
         """K_nMᵀ Y (float64), block by block."""
-        dtype = self._centers_w.dtype
         total = np.zeros((self._centers_w.shape[0], Y.shape[1]))
         for rows, Kb in self._blocks(fill_cache):
-            total += Kb.T @ Y[rows].astype(dtype)
+            # in float64: r_0 and ‖y‖²/n meet in J = ‖y‖²/n − βᵀ(r_0 + r), where digits cancel
+            total += Kb.T.astype(np.float64) @ Y[rows]
         return total
 
     def _knm_t_knm(self, V):
@@ -395,9 +395,9 @@ def _upper_cholesky(build, jitter, what):
             # factorises in place
             return cholesky(S.T, lower=False, overwrite_a=True, check_finite=False), jitter
         except LinAlgError:
-            jitter = max(10.0 * jitter, floor)
+            tried, jitter = jitter, max(10.0 * jitter, floor)
     raise SolverError(f"Falkon's preconditioner: {what} is not positive definite even with a jitter of "
-                      f"{jitter:g}; check the data for NaN/inf values or use a smaller gamma")
+                      f"{tried:g}; check the data for NaN/inf values or use a smaller gamma")
 
 
 register_algorithm(

@@ -106,8 +106,8 @@ class _TransductiveSVC(BinaryClassifierMixin, Solver):
         self.n_labeled_, self.n_unlabeled_ = n_l, n_u
         if self.C_unlabeled is None:            # Geng et al. §6.1: C* = C·n_l/n_u; no unlabeled term without U
             self.C_unlabeled_ = self.C * n_l / n_u if n_u else 0.0
-        else:
-            self.C_unlabeled_ = float(self.C_unlabeled)
+        else:                                   # no unlabeled rows: no unlabeled term, whatever C* says
+            self.C_unlabeled_ = float(self.C_unlabeled) if n_u else 0.0
         self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=0)
         self.n_iter_ = 0
         self.samples_seen_ = 0

@@ -379,7 +379,8 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
         info = provenance["synthetic"]
         label, where = SYNTHETIC, f"synthetic {info['shape']} data"
         resolved_task = task or "binary"
-        notes.append(f"synthetic replica of {info['shape']} ({info['generator']}, seed {info['seed']}): "
+        notes.append(f"synthetic replica of {info['shape']} ({info['generator']}, variant {info.get('variant', 1)}, "
+                     f"seed {info['seed']}): "
                      f"{info['n']:,} training rows, label noise {info['noise']:g} = Bayes error")
         if test == "official":
             X_te, y_te = X_syn_te, y_syn_te

@@ -20,9 +20,14 @@ ALGORITHM_STYLE = {"dsg": ("C3", "o"), "udsg": ("C1", "v"), "cdsg": ("C6", "^"),
                    "r-sdca": ("C5", "p"), "n-sdca": ("C7", "h"), "svrg-rf": ("C4", "x"),
                    "libsvm": ("k", "D"), "libsvm-p": ("0.45", "P"), "asydsskl": ("C1", "o"),
                    "asygcd": ("C0", "s"), "falkon": ("0.25", "*")}
-# Methods no paper ran (config tags.role: peer): what users pick today, drawn dotted beside the
-# papers' methods and labelled as not in the paper
+# Methods no paper ran, drawn beside the papers' methods: the algorithms a figure admits for them;
+# a run is drawn as a peer (dotted, labelled as not in the paper) by its tag, tags.role: peer
 PEERS = ("falkon",)
+
+
+def is_peer(rows) -> bool:
+    """Whether rows (one algorithm's) come from runs tagged role: peer."""
+    return "role" in rows and bool((rows["role"] == "peer").any())
 
 
 def peer_label(algorithm: str) -> str:

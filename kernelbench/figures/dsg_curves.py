@@ -13,7 +13,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
-from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, peer_label, register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, is_peer, peer_label, register_figure
 from kernelbench.results import tagged
 
 # The algorithms Dai et al. and Li & Póczos plot (those present in the results draw)
@@ -30,7 +30,9 @@ PANELS = {
 
 
 def _ok_rows(df, y):
-    ok = df[(df["status"] == "ok") & df[y].notna() & df["algorithm"].isin(DSG_FAMILY)]
+    # a peer's objective is another function (Falkon: squared loss): not on the objective axes
+    family = DSG_FAMILY if y != "objective" else tuple(a for a in DSG_FAMILY if a not in PEERS)
+    ok = df[(df["status"] == "ok") & df[y].notna() & df["algorithm"].isin(family)]
     if "fold" in ok:
         ok = ok[ok["fold"].isna()]                       # curves on the test split, not CV folds
     return ok
@@ -53,7 +55,7 @@ def _draw(ax, part, x, y, logx):
         if algorithm == "libsvm" and len(curve) == 1:   # one solve: a reference level, as in the paper
             ax.axhline(curve.iloc[0], color=color, ls="--", lw=1, label=f"libsvm (exact, {curve.iloc[0]:.3f})")
             continue
-        peer = algorithm in PEERS
+        peer = is_peer(rows)
         ax.plot(curve.index, curve.values, color=color, marker=marker, ms=3, lw=1.2, ls=":" if peer else "-",
                 label=f"{peer_label(algorithm)} ({trials} trial{'s' if trials > 1 else ''})" if peer else label)
 

@@ -15,13 +15,13 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 
-from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, peer_label, register_figure
+from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, is_peer, peer_label, register_figure
 from kernelbench.results import tagged
 
 ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm", "libsvm-p", *PEERS)
 LABELS = {"asydsskl": "AsyDSSKL", "asygcd": "AsyGCD", "dsg": "Double SGD (DSG, logistic)",
           "libsvm": "LIBSVM (sklearn SVC/SVR)", "libsvm-p": "LIBSVM(P) stand-in (oneDAL SVC/SVR)",
-          **{peer: peer_label(peer) for peer in PEERS}}
+          "falkon": "Falkon (Nyström KRR)"}
 # dataset -> (panel order, title): the paper's panels first, the sets added here after
 PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) Covtype B: 20k SUBSET"),
           "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),
@@ -65,7 +65,8 @@ def _curves(df, metric, ylabel, transform):
                 trials = run["trial"].nunique()
                 # mean over trials at each evaluation point (time: mean of the trials' times)
                 curve = run.groupby("iteration").agg(t=("train_seconds", "mean"), v=(metric, "mean"))
-                label = (f"{LABELS[algorithm]}{f', {int(float(count))} thr' if count != '' else ''} "
+                shown = peer_label(LABELS[algorithm]) if is_peer(run) else LABELS[algorithm]
+                label = (f"{shown}{f', {int(float(count))} thr' if count != '' else ''} "
                          f"({trials} trial{'s' if trials > 1 else ''})")
                 dashed = count != "" and float(count) > 1
                 if len(curve) == 1:
@@ -73,7 +74,7 @@ def _curves(df, metric, ylabel, transform):
                             ls="none", label=label)
                 else:
                     ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
-                            ls=":" if algorithm in PEERS else "--" if dashed else "-", label=label)
+                            ls=":" if is_peer(run) else "--" if dashed else "-", label=label)
         ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
         ax.set_xlabel("training time (s)")
         ax.set_ylabel(ylabel)

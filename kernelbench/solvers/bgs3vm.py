@@ -104,8 +104,8 @@ class BGS3VMClassifier(BinaryClassifierMixin, Solver):
         self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=seed)
         if self.C_unlabeled is None:            # §6.1: C* = C·n_l/n_u; no unlabeled term without U
             self.C_unlabeled_ = self.C * n_l / n_u if n_u else 0.0
-        else:
-            self.C_unlabeled_ = float(self.C_unlabeled)
+        else:                                   # no unlabeled rows: no unlabeled term, whatever C* says
+            self.C_unlabeled_ = float(self.C_unlabeled) if n_u else 0.0
         self.lambda_ = 1.0 / (n_l * self.C)
         self.budget_unlabeled_ = (math.ceil(UNLABELED_BUDGET_FRACTION * n_u) if self.budget_unlabeled is None
                                   else int(self.budget_unlabeled))

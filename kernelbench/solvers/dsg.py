@@ -24,13 +24,13 @@ import math
 import numpy as np
 
 
-from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, PASSES, POSITIVE, RANDOM_STATE,
+from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, POSITIVE, RANDOM_STATE,
                                 THREADS, Choice, Integer, Real, declare, param)
 from kernelbench.registry import register_algorithm
 from kernelbench.solvers import _dsg
 from kernelbench.solvers.base import (DivergenceError, IterativeEstimator, RegressionMixin,
                                       SoftmaxClassifierMixin, as_dense, blas_threads, resolve_threads)
-from kernelbench.solvers.defaults import default_passes, first_step, sgd_schedule
+from kernelbench.solvers.defaults import AUTO_PASSES, auto_passes, first_step, sgd_schedule
 from kernelbench.solvers.kernels import resolve_gamma
 from kernelbench.solvers.losses import BINARY, MULTICLASS, REGRESSION, code, losses_for
 from kernelbench.solvers.objectives import divergence_bound
@@ -38,44 +38,6 @@ from kernelbench.solvers.objectives import divergence_bound
 # the compiled SGD step takes the convex losses (_losses.pxd's loss_derivative, softmax in _dsg.pyx)
 CLASSIFICATION_LOSSES = losses_for(BINARY, MULTICLASS, convex=True)
 REGRESSION_LOSSES = losses_for(REGRESSION, convex=True)
-# passes: auto (defaults.default_passes): at least 2000 iterations, at most 50 passes. Measured on
-# validation splits (scripts/bench_defaults.py): with 3000 training rows (47 iterations a pass) 20 passes
-# left hinge-loss DSG 1 point above SVC's error and 50 passes matched it; larger sets need fewer
-# passes for the same iterations, and DSG's cost grows with the square of the iterations (each adds
-# a block of features), so 2000 iterations (64,000 features at the defaults) is the budget.
-AUTO_ITERATIONS = 2000
-AUTO_MAX_PASSES = 50
-# The same rule is the `fit` default of the baselines compared with DSG at equal samples seen (NORMA,
-# r-/n-Pegasos: Dai et al. Fig. 1; SVRG-RF: Li & Póczos Fig. 1): their mini-batch steps need
-# iterations too, not passes (one default pass over 200 rows is 4 steps).
-AUTO_PASSES = PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                         doc=f"passes made by fit() (the runner uses `stop`); auto = enough for "
-                             f"{AUTO_ITERATIONS} iterations, between 1 and {AUTO_MAX_PASSES} passes")
-
-
-def auto_passes(passes, n_rows: int, steps_per_pass: int) -> float:
-    """`passes_`: the passes `fit` makes, `passes` with 'auto' resolved by the rule above.
-
-    Parameters
-    ----------
-    passes : float or "auto"
-        The estimator's `passes` parameter.
-    n_rows : int
-        Training rows.
-    steps_per_pass : int
-        Iterations in one pass over them.
-
-    Returns
-    -------
-    float
-        `passes` itself, or for 'auto' enough passes for AUTO_ITERATIONS iterations, between 1
-        and AUTO_MAX_PASSES (defaults.default_passes).
-    """
-    if passes != "auto":
-        return float(passes)
-    return default_passes(n_rows, steps_per_pass, min_iterations=AUTO_ITERATIONS, max_passes=AUTO_MAX_PASSES)
-
-
 PARAMETERS = declare(
     loss=param("auto", "loss ℓ: hinge (SVM), logistic, smooth_hinge, squared (ridge; the only one for "
                        "regression), softmax (multi-class logistic, any number of classes); auto = hinge "

@@ -16,8 +16,8 @@ Step η = step / L, L = max ℓ'' · max_i ‖z_i‖² + λF/2 (the largest per-
 One iteration = one mini-batch step; a snapshot (full gradient over the n training points) is
 taken every `epoch_length` iterations (default: one pass, ⌈n/B⌉). samples_seen counts every
 sample whose gradient was evaluated: the batches plus n per snapshot. `fit` makes DSG's number of
-passes (`passes: auto`, dsg.AUTO_PASSES: at least 2000 iterations, at most 50 passes), the samples
-DSG sees at its defaults. The compiled loop is in _svrg_rf.pyx.
+passes (`passes: auto`, defaults.AUTO_PASSES: at least 2000 iterations, at most 50 passes): DSG's iterations at its defaults
+(its snapshots add n samples each). The compiled loop is in _svrg_rf.pyx.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from kernelbench.solvers import _svrg_rf
 from kernelbench.solvers.base import (MAX_DENSE_BYTES, BudgetExceededError, DivergenceError,
                                       IterativeEstimator, RegressionMixin, SoftmaxClassifierMixin,
                                       as_dense, blas_threads, not_offered)
-from kernelbench.solvers.dsg import AUTO_PASSES, auto_passes
+from kernelbench.solvers.defaults import AUTO_PASSES, auto_passes
 from kernelbench.solvers.kernels import resolve_gamma
 from kernelbench.solvers.losses import BINARY, MULTICLASS, code, curvature, losses_for
 from kernelbench.solvers.objectives import divergence_bound

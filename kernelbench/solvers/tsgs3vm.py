@@ -180,8 +180,8 @@ class _S3VMBase(BinaryClassifierMixin, Solver):
         self.positive_rate_ = float(np.mean(self._train_Y[self._labeled] > 0))   # the balance target
         if self.C_unlabeled is None:       # §6.1: C* = C · n_l / n_u
             self.C_unlabeled_ = self.C * self.n_labeled_ / self.n_unlabeled_ if self.n_unlabeled_ else 0.0
-        else:
-            self.C_unlabeled_ = float(self.C_unlabeled)
+        else:                              # no unlabeled rows: no unlabeled term, whatever C* says
+            self.C_unlabeled_ = float(self.C_unlabeled) if self.n_unlabeled_ else 0.0
         self.n_iter_ = 0
         self.samples_seen_ = 0
         seed = int(self._rng.integers(2**63))
