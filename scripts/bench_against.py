@@ -24,7 +24,6 @@ The load average is printed before and after. Not a pass/fail test: read the rat
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import os
 import shutil
@@ -35,6 +34,8 @@ import tempfile
 from pathlib import Path
 
 import yaml
+
+from kernelbench.results import final_rows, read_results
 
 REPO = Path(__file__).resolve().parents[1]
 BUILDS = REPO / "build" / "bench-revisions"     # `make clean` removes it
@@ -49,13 +50,6 @@ HEADLINES = {
     "ijcnn1_asydsskl_gu2018": {"passes": 1},         # Algorithm 1 once (its config: 20 s)
     "a9a_cdsg": None,
 }
-
-
-def _loadavg():
-    try:
-        return " ".join(open("/proc/loadavg").read().split()[:3])
-    except OSError:
-        return "?"
 
 
 def _git(*args, cwd=REPO, **kw):
@@ -137,13 +131,13 @@ def run_side(env: dict, tree: Path, config: Path, trials: int, out: Path) -> lis
                           text=True)
     if done.returncode != 0:
         sys.exit(f"kernelbench run {config} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    (results,) = out.glob("*/results.csv")            # `out` is this run's own folder
-    with open(results, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["final"] == "1"]
-    bad = [f"trial {r['trial']}: {r['status']} {r['message']}" for r in rows if r["status"] != "ok"]
-    if bad:
-        sys.exit(f"kernelbench run {config}: not a time to compare: {bad}")
-    return [(float(r["train_seconds"]), float(r["test_error"] or "nan")) for r in rows]
+    (folder,) = out.iterdir()                          # `out` is this run's own folder
+    final = final_rows(read_results(folder))
+    bad = final[final["status"] != "ok"]
+    if len(bad):
+        sys.exit(f"kernelbench run {config}: not a time to compare: "
+                 f"{bad[['trial', 'status', 'message']].to_dict('records')}")
+    return list(zip(final["train_seconds"].astype(float), final["test_error"].astype(float)))
 
 
 def main(argv=None):
@@ -160,7 +154,7 @@ def main(argv=None):
     sides = {"revision": build_revision(args.against), "tree": build_working_tree()}
     envs = {side: side_env(tree) for side, tree in sides.items()}
     print(f"tree {REPO} (built in {sides['tree'].name}) against {args.against} ({sides['revision'].name[:10]}); "
-          f"{args.repeat} rounds x {args.trials} trial(s); load average {_loadavg()}", flush=True)
+          f"{args.repeat} rounds x {args.trials} trial(s); load average {os.getloadavg()[:3]}", flush=True)
     measured = {c: {side: [] for side in sides} for c in args.configs}
     with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
         tmp = Path(tmp)
@@ -179,7 +173,7 @@ def main(argv=None):
                     print(f"  round {r + 1} {c:24s} {side:8s} "
                           + " ".join(f"{s:.2f}s/{e:.4f}" for s, e in got), flush=True)
 
-    print(f"\nload average after: {_loadavg()}")
+    print(f"\nload average after: {os.getloadavg()[:3]}")
     print(f"{'config':24s} {'revision s (min)':>17s} {'tree s (min)':>17s} {'ratio':>6s} {'min':>6s}"
           f" {'rev error':>10s} {'tree error':>10s}")
     for c in args.configs:

@@ -23,7 +23,6 @@ and after. Nothing here is a pass/fail test.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import subprocess
@@ -87,16 +86,16 @@ def run(config_path: Path, out: Path) -> list[tuple[float, float, int]]:
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else
                            f"exit code {done.returncode}")
-    (results,) = out.glob("*/results.csv")
-    with open(results, newline="") as f:
-        rows = list(csv.DictReader(f))
-    bad = [f"trial {r['trial']}: {r['status']} {r['message']}" for r in rows if r["final"] == "1" and r["status"] != "ok"]
-    if bad:
-        raise RuntimeError(f"not a time to compare: {bad}")
-    trials = sorted({r["trial"] for r in rows})
-    final = {r["trial"]: r for r in rows if r["final"] == "1"}
-    return [(float(final[t]["train_seconds"]), float(final[t]["test_error"] or "nan"),
-             sum(r["trial"] == t for r in rows)) for t in trials]
+    from kernelbench.results import final_rows, read_results
+
+    (folder,) = out.iterdir()
+    rows = read_results(folder)
+    final = final_rows(rows).sort_values("trial")
+    bad = final[final["status"] != "ok"]
+    if len(bad):
+        raise RuntimeError(f"not a time to compare: {bad[['trial', 'status', 'message']].to_dict('records')}")
+    points = rows.groupby("trial").size()
+    return [(float(r.train_seconds), float(r.test_error), int(points[r.trial])) for r in final.itertuples()]
 
 
 def main(argv=None):
