@@ -30,21 +30,23 @@ kernel blocks' precision (Alg. 1's MATLAB `eps` in double precision); where K_MM
 that precision (duplicated centres) the jitter εM is raised tenfold until the factorisation
 succeeds, and `jitter_` records the value used.
 
-Computation. One CG iteration applies W once, i.e. one pass over the data: K_nMᵀ(K_nM v) is
-accumulated over row blocks of `block_size` rows (Alg. 1's KnM_times_vector), each block
-K(X_b, C) computed afresh from the expansion ‖x − c‖² = ‖x‖² + ‖c‖² − 2 x·c, clipped at 0, as one
-GEMM on rows augmented with their squared norms ([x, ‖x‖², 1]·[2γc, −γ, −γ‖c‖²]ᵀ = −γ‖x − c‖²).
-Memory while training: the two M×M factors (float64; K_MM and T T^T/M + λI are factorised in
-place), one block (block_size·M in `dtype`), the centres and the CG vectors: 16 M² +
+Computation. One CG iteration applies W once, i.e. one pass over the data: K_nMᵀ(K_nM v) (Alg. 1's
+KnM_times_vector). Dense rows stream through the compiled pass of solvers/_nystrom.pyx: each OpenMP
+thread (`threads`) takes chunks of rows, computes their M kernel values from the expansion
+‖x − c‖² = ‖x‖² + ‖c‖² − 2 x·c, clipped at 0, as one product of rows augmented with their squared
+norms ([x, ‖x‖², 1]·[2γc, −γ, −γ‖c‖²]ᵀ = −γ‖x − c‖²), exponentiates them and uses them at once in
+both products, in float64 sums. Nothing of size n·M exists. Sparse (CSR) rows, and a cached K_nM,
+go block by block through NumPy (`block_size` rows per block, with the compiled exp). Memory while
+training: the two M×M factors (float64; K_MM and T T^T/M + λI are factorised in place), the
+centres, the CG vectors and, on the block path, one block (block_size·M in `dtype`): 16 M² +
 block_size·M·itemsize + O(M·d) bytes besides the data (M ≤ about 22,600 in 8 GiB with float32
-blocks of 4096 rows); finish() drops the factors, leaving the centres and α. Nothing of size n·M is kept unless it fits
-`kernel_cache_bytes`: then K_nM is computed once during set-up and each iteration is two
-matrix-vector products over it (same blocks, same sums: identical results). It pays where it fits:
-on ijcnn1 (n = 49,990, two cores, float32) an iteration took 0.10 s cached against 0.56 s
-recomputed at M = 4096 (K_nM: 0.8 GB), 0.022 s against 0.13 s at M = 1024 (0.2 GB); recomputing,
-the elementwise clip and exp (one thread in NumPy) cost more than the BLAS calls. The blocks are in
-`dtype` (float32 by default); the M×M algebra, α, β and the CG vectors in float64. BLAS (numpy's
-matmul and scipy's triangular solves) runs on the threads it is given; nothing here changes them.
+blocks of 4096 rows); finish() drops the factors, leaving the centres and α. K_nM is kept only if it
+fits `kernel_cache_bytes`: then it is computed once during set-up and each iteration is two
+matrix-vector products over it. It pays where it fits: on ijcnn1 (n = 49,990, two cores, float32)
+an iteration took 0.10 s cached against 0.56 s recomputed by NumPy blocks at M = 4096 (K_nM:
+0.8 GB), 0.022 s against 0.13 s at M = 1024 (0.2 GB). The kernel values are in `dtype` (float32
+by default); the M×M algebra, α, β and the CG vectors in float64. BLAS (the block path's
+products, scipy's triangular solves) runs on the threads it is given; nothing here changes them.
 Where λ is far below εM (float32: εM ≈ 1.2e-4 at M = 1024) the jitter also regularises the
 preconditioner, and runs in float32 and float64 differ by it more than by rounding: on ijcnn1 with
 λ = 1e-6, float32 reached a lower J in 10 and 20 iterations, and float64 given float32's jitter
@@ -74,9 +76,11 @@ from scipy.linalg import LinAlgError, cholesky, solve_triangular
 
 from kernelbench._vocab import TASKS
 from kernelbench.errors import SolverError
-from kernelbench.params import DTYPE, GAMMA, RANDOM_STATE, TOL, C, Integer, declare, param
+from kernelbench.params import DTYPE, GAMMA, RANDOM_STATE, THREADS, TOL, C, Integer, declare, param
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers.base import DivergenceError, PerClassDecisionMixin, RegressionMixin, Solver, not_offered
+from kernelbench.solvers._nystrom import exp_nonpositive, kernel_values, stored_products, streamed_products
+from kernelbench.solvers.base import (DivergenceError, PerClassDecisionMixin, RegressionMixin, Solver, not_offered,
+                                      resolve_threads)
 from kernelbench.solvers.kernels import resolve_gamma
 
 MAX_JITTER_RAISES = 12      # εM·10^12 at most: beyond that K_MM is not a kernel matrix (NaN, inf)
@@ -90,12 +94,15 @@ PARAMETERS = declare(
                    Integer(1, 10**6)),
     tol=TOL.but(default=1e-7, doc="CG ends early when every column's preconditioned residual is below tol "
                                   "times its initial value"),
-    block_size=param(4096, "rows per kernel block K(X_b, C): block_size·M values in memory at a time",
+    block_size=param(4096, "rows per kernel block K(X_b, C) of sparse rows or a cached K_nM (block_size·M "
+                           "values in memory at a time), and rows per predict call",
                      Integer(1, 10**7)),
     dtype=DTYPE.but(doc="precision of the kernel blocks (features, centres); the M×M factors, α and the "
                         "CG vectors are float64"),
     kernel_cache_bytes=param(0, "keep K_nM (computed once in the set-up) when its n·M values fit in this many "
                                 "bytes; 0: recompute it in every pass", Integer(0, None)),
+    threads=THREADS.but(default=0, doc="OpenMP threads of the passes over the data (0 = all cores); the M×M "
+                                       "algebra runs on BLAS's own threads"),
     random_state=RANDOM_STATE)
 
 
@@ -103,9 +110,9 @@ class _Falkon(Solver):
     """Falkon: Nyström kernel ridge regression solved by Falkon-preconditioned CG."""
     parameters = PARAMETERS
     loss_ = "squared"                  # the loss of its objective (losses.py): (f − y)²/2
-    predict_parallelism = "rows"       # NumPy/BLAS releases the GIL; predict allocates its own blocks
-    determinism = ("identical results for the same seed and BLAS thread count (BLAS sums in another "
-                   "order on other thread counts)")
+    predict_parallelism = "internal"   # OpenMP on `threads`, one block at a time
+    determinism = ("identical results for the same seed, thread count and BLAS thread count (the passes "
+                   "sum each thread's rows apart, BLAS its own way)")
     partial_fit = not_offered("Falkon solves the Nyström system of one fixed training set (use fit).")
     _training_only = ("_rows", "_row_terms", "_kernel_cache")
 
@@ -121,6 +128,7 @@ class _Falkon(Solver):
         dtype = np.dtype(self.dtype)
         n = X.shape[0]
         self.converged_ = False
+        self._threads = resolve_threads(self.threads)
         rng = np.random.default_rng(self.random_state)
         self.gamma_ = resolve_gamma(self.gamma, X, kernel="rbf", seed=int(rng.integers(2**31 - 1)))
         self.lambda_ = 1.0 / (n * self.C)
@@ -132,6 +140,7 @@ class _Falkon(Solver):
         # the centres' side of −γ‖x − c‖² = [x, ‖x‖², 1]·[2γc, −γ, −γ‖c‖²]ᵀ, in both precisions
         self._centers64 = _center_terms(self.centers_, self.gamma_, np.float64)
         self._centers_w = _center_terms(self.centers_, self.gamma_, dtype)
+        self._centers_wt = np.ascontiguousarray(self._centers_w.T)    # p × M: the compiled passes' layout
 
         # the training rows as the passes read them: dense rows with ‖x‖² and 1 appended (one
         # GEMM per block), or CSR rows with −γ‖x‖² kept apart
@@ -173,7 +182,7 @@ class _Falkon(Solver):
 
     # ---- one pass: K_nMᵀ (K_nM V) in row blocks ----------------------------------------------
     def _blocks(self, fill_cache=False):
-        """(rows, K(X_rows, C)) over the training set, one block at a time; a block is a view of
+        """(rows, K(X_rows, C)) over sparse training rows, one block at a time; a block is a view of
         the cache when K_nM is cached, else one scratch buffer computed anew."""
         n, cache = self._train_Y.shape[0], self._kernel_cache
         step = int(self.block_size)
@@ -189,10 +198,20 @@ class _Falkon(Solver):
                     scratch = np.empty((min(step, n), self._centers_w.shape[0]), dtype=self._centers_w.dtype)
                 out = scratch[:rows.stop - rows.start]
             row_terms = None if self._row_terms is None else self._row_terms[rows]
-            yield rows, _kernel(self._rows[rows], self._centers_w, row_terms, out=out)
+            yield rows, _kernel(self._rows[rows], self._centers_w, row_terms, out=out, threads=self._threads)
+
+    def _dense_products(self, **products):
+        """Dense rows: the compiled pass, over the cached K_nM or streaming (K_nM never formed)."""
+        if self._kernel_cache is not None:
+            return stored_products(self._kernel_cache, threads=self._threads, **products)
+        return streamed_products(self._rows, self._centers_wt, threads=self._threads, **products)
 
     def _knm_t(self, Y, fill_cache=False):
-        """K_nMᵀ Y (float64), block by block."""
+        """K_nMᵀ Y (float64)."""
+        if not sp.issparse(self._rows):
+            if fill_cache:
+                kernel_values(self._rows, self._centers_wt, self._kernel_cache, self._threads)
+            return self._dense_products(Y=Y, backward=True)[1].T
         total = np.zeros((self._centers_w.shape[0], Y.shape[1]))
         for rows, Kb in self._blocks(fill_cache):
             # in float64: r_0 and ‖y‖²/n meet in J = ‖y‖²/n − βᵀ(r_0 + r), where digits cancel
@@ -200,7 +219,9 @@ class _Falkon(Solver):
         return total
 
     def _knm_t_knm(self, V):
-        """K_nMᵀ (K_nM V) (float64), block by block: Alg. 1's KnM_times_vector(V, 0)."""
+        """K_nMᵀ (K_nM V) (float64): Alg. 1's KnM_times_vector(V, 0)."""
+        if not sp.issparse(self._rows):
+            return self._dense_products(A=V.T, backward=True)[1].T
         V = V.astype(self._centers_w.dtype)
         total = np.zeros(V.shape)
         for _, Kb in self._blocks():
@@ -284,8 +305,9 @@ class _Falkon(Solver):
 
     def _decision(self, X):
         dtype = self._centers_w.dtype
+        threads = resolve_threads(self.threads)
         # power-of-two blocks: the runner's prediction chunks (multiples of 4096) then see the same
-        # kernel GEMMs as one call
+        # blocks as one call
         step = 1 << (int(self.block_size).bit_length() - 1)
         out = np.empty((X.shape[0], self.coef_.shape[1]))
         row_terms = None
@@ -294,11 +316,14 @@ class _Falkon(Solver):
             row_terms = -self.gamma_ * np.asarray(X.multiply(X).sum(axis=1), dtype=dtype).ravel()
         for r0 in range(0, X.shape[0], step):
             rows = slice(r0, r0 + step)
-            block = X[rows] if sp.issparse(X) else _augment(X[rows], dtype)
-            Kb = _kernel(block, self._centers_w, None if row_terms is None else row_terms[rows])
-            # Σ_j α_j k(x, c_j) summed row by row in float64 (einsum's own loop, not BLAS): a row's
-            # value does not depend on which rows are predicted with it (BLAS's float32 sums do, by
-            # an ulp), and the float32 kernel values are summed without further rounding
+            if not sp.issparse(X):
+                # Σ_j α_j k(x, c_j) per row in float64 over the float32 kernel values: a row's value
+                # does not depend on which rows are predicted with it
+                out[rows] = streamed_products(_augment(X[rows], dtype), self._centers_wt, A=self.coef_.T,
+                                              forward=True, threads=threads)[0]
+                continue
+            Kb = _kernel(X[rows], self._centers_w, row_terms[rows], threads=threads)
+            # summed row by row in float64 (einsum's own loop, not BLAS), as above
             for k in range(out.shape[1]):
                 out[rows, k] = np.einsum("ij,j->i", Kb, self.coef_[:, k], dtype=np.float64)
         return out
@@ -363,7 +388,7 @@ def _center_terms(centers, gamma, dtype):
     return out
 
 
-def _kernel(rows, centers, row_terms, out=None):
+def _kernel(rows, centers, row_terms, out=None, threads=1):
     """exp(−γ‖x − c‖²) of each row against each centre, ‖x − c‖² clipped at 0 (its expansion can
     round below 0). Dense `rows` are augmented ([x, ‖x‖², 1]: one GEMM gives −γ‖x − c‖²); CSR rows
     are plain, with −γ‖x‖² in `row_terms`."""
@@ -376,8 +401,7 @@ def _kernel(rows, centers, row_terms, out=None):
             G = out
     else:
         G = np.matmul(rows, centers.T, out=out)
-    np.minimum(G, 0.0, out=G)
-    np.exp(G, out=G)
+    exp_nonpositive(G, threads)
     return G
 
 

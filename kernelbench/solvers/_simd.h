@@ -11,6 +11,7 @@
 #define KB_SIMD_H
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #ifdef _OPENMP
 #define KB_OPENMP 1
@@ -21,9 +22,15 @@
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 __attribute__((simd("notinbranch"))) float cosf(float);
 __attribute__((simd("notinbranch"))) double cos(double);
+__attribute__((simd("notinbranch"))) float expf(float);
+__attribute__((simd("notinbranch"))) double exp(double);
 #define KB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* with FMA (GCC's avx512f and avx2 targets do not include it): for new kernels only, since fused
+ * multiply-adds round differently and the older kernels' results are kept bit for bit */
+#define KB_CLONES_FMA __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define KB_CLONES
+#define KB_CLONES_FMA
 #endif
 
 /* z[j] = cos(z[j] + shift[j]) : phase -> random Fourier feature (the sqrt(2) lives in the coefficients) */
@@ -46,6 +53,63 @@ KB_CLONES static double kb_dot_f64(const double *restrict z, const double *restr
 #pragma omp simd reduction(+ : s)
     for (ptrdiff_t j = 0; j < n; j++) s += z[j] * a[j];
     return s;
+}
+
+/* z[j] = exp(min(z[j], 0)): −γ‖x − c‖² from its expansion ‖x‖² + ‖c‖² − 2x·c (which can round
+ * above 0) -> the Gaussian kernel value, at most 1 */
+KB_CLONES static void kb_exp_nonpositive_f32(float *restrict z, ptrdiff_t n) {
+    for (ptrdiff_t j = 0; j < n; j++) z[j] = expf(z[j] > 0.0f ? 0.0f : z[j]);   /* NaN stays NaN */
+}
+KB_CLONES static void kb_exp_nonpositive_f64(double *restrict z, ptrdiff_t n) {
+    for (ptrdiff_t j = 0; j < n; j++) z[j] = exp(z[j] > 0.0 ? 0.0 : z[j]);
+}
+
+/* Z[r][j] = Σ_k X[r][k] Ct[k][j] for R ≤ 4 rows r of X (p values each; Z rows ldz apart; Ct p × M,
+ * row-major): the exponents of the Gaussian kernel against M centres from augmented rows. A tile of
+ * 4 rows × 4 vectors of centres keeps its 16 sums in registers while k runs (each load of Ct serves
+ * four rows). GCC's vector types compile to each clone's instructions (AVX-512/AVX2: one register
+ * per vector; SSE: two). Every value is summed over k in the same order whatever R is, so a row's
+ * values do not depend on the rows computed with it. */
+typedef float kb_vf __attribute__((vector_size(32), aligned(4)));
+typedef double kb_vd __attribute__((vector_size(32), aligned(8)));
+#define KB_PHASES(NAME, T, V)                                                                       \
+KB_CLONES_FMA static void NAME(T *restrict Z, ptrdiff_t ldz, const T *restrict X, ptrdiff_t R,         \
+                           ptrdiff_t p, const T *restrict Ct, ptrdiff_t M) {                        \
+    enum { L = sizeof(V) / sizeof(T), W = 4 * L };                                                  \
+    /* rows past R repeat the last one (computed, not stored) */                                    \
+    const T *x0 = X, *x1 = X + (R > 1) * p, *x2 = X + (R > 2 ? 2 : R - 1) * p,                      \
+            *x3 = X + (R > 3 ? 3 : R - 1) * p;                                                      \
+    ptrdiff_t j0 = 0;                                                                               \
+    for (; j0 + W <= M; j0 += W) {                                                                  \
+        V s[4][4] = {{0}};                                                                          \
+        for (ptrdiff_t k = 0; k < p; k++) {                                                         \
+            const T *c = Ct + k * M + j0;                                                           \
+            V c0, c1, c2, c3;                                                                       \
+            memcpy(&c0, c, sizeof(V)); memcpy(&c1, c + L, sizeof(V));                               \
+            memcpy(&c2, c + 2 * L, sizeof(V)); memcpy(&c3, c + 3 * L, sizeof(V));                   \
+            const T a[4] = {x0[k], x1[k], x2[k], x3[k]};                                            \
+            for (int r = 0; r < 4; r++) {                                                           \
+                s[r][0] += a[r] * c0; s[r][1] += a[r] * c1;                                         \
+                s[r][2] += a[r] * c2; s[r][3] += a[r] * c3;                                         \
+            }                                                                                       \
+        }                                                                                           \
+        for (ptrdiff_t r = 0; r < R; r++)                                                           \
+            memcpy(Z + r * ldz + j0, s[r], sizeof(s[r]));                                           \
+    }                                                                                               \
+    for (ptrdiff_t r = 0; r < R; r++)                                                               \
+        for (ptrdiff_t j = j0; j < M; j++) {                                                        \
+            T s = 0;                                                                                \
+            for (ptrdiff_t k = 0; k < p; k++) s += X[r * p + k] * Ct[k * M + j];                    \
+            Z[r * ldz + j] = s;                                                                     \
+        }                                                                                           \
+}
+KB_PHASES(kb_phases_f32, float, kb_vf)
+KB_PHASES(kb_phases_f64, double, kb_vd)
+
+/* acc[j] += s * z[j] in float64 */
+KB_CLONES static void kb_axpy_f64(double *restrict acc, double s, const double *restrict z, ptrdiff_t n) {
+#pragma omp simd
+    for (ptrdiff_t j = 0; j < n; j++) acc[j] += s * z[j];
 }
 
 /* acc[j] += s * z[j]: float32 features into a float64 accumulator (a gradient Φᵀd row by row) */
