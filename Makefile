@@ -9,7 +9,7 @@ export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 STAMP   := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
-.PHONY: install demo test test-slow bench bench-against figures report reproduce clean
+.PHONY: install demo test test-slow bench bench-against figures report reproduce publish clean
 
 install: $(STAMP)
 
@@ -49,3 +49,8 @@ report: install
 # make reproduce PAPER=geng2019: its configs (those whose data is here, not done yet), figures, report
 reproduce: install
 	$(BIN)/kernelbench reproduce $(PAPER) --out results
+
+# make publish PAPER=geng2019 (every paper with runs: no PAPER): its runs, compacted, into
+# results/published/ and REPRODUCTION.md regenerated; commit both
+publish: install
+	$(BIN)/kernelbench publish $(PAPER) --results results --out results/published

@@ -25,3 +25,7 @@ VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `
 # Budget maintenance of the budgeted SVMs: merging by golden section search (standard or precise),
 # by lookup tables (h or weight degradation), or removal of the smallest coefficient.
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
+
+# `kernelbench publish --points`: the evaluations a published copy keeps of each curve by default
+# (kernelbench/publish.py; the CLI shows it as the option's default)
+PUBLISHED_POINTS = 50

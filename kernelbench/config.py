@@ -55,7 +55,8 @@ class Field:
 
 def _load_fields() -> tuple[Field, ...]:
     """config_fields.yaml, with each {NAME} in a doc replaced by the words of _vocab.NAME."""
-    vocab = {name: getattr(_vocab, name) for name in dir(_vocab) if name.isupper()}
+    vocab = {name: getattr(_vocab, name) for name in dir(_vocab)
+             if name.isupper() and isinstance(getattr(_vocab, name), tuple)}
     words = {name: (", " if name == "METRICS" else " and " if name == "REGRESSION_ONLY_METRICS" else " | ")
              .join(values) for name, values in vocab.items()}
     data = yaml.safe_load((Path(__file__).with_name("config_fields.yaml")).read_text(encoding="utf-8"))
@@ -942,6 +943,18 @@ def parse_duration(value, field: str = "budget") -> float:
     if not math.isfinite(seconds) or seconds <= 0:
         _fail(field, f"expected a positive duration, got {_show(value)}")
     return seconds
+
+
+def duration_text(seconds, unknown: str = "?") -> str:
+    """Seconds as a table shows them (parse_duration reads them back): "45 s", "12 min", "2.5 h";
+    `unknown` for None or a non-finite number."""
+    if seconds is None or not math.isfinite(seconds):
+        return unknown
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _plain(value):

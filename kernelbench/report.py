@@ -19,6 +19,9 @@ improvement_vs_gss:<merge> and merge_time_improvement_vs_gss:<merge> (training /
 saved against GSS-standard, percent), at_seconds:<error>:<s> (the error of the last evaluation
 within s training seconds, per trial; s = libsvm: the mean training seconds of the LIBSVM run with
 the same tags and dataset).
+
+REPRODUCTION.md (reproduction_markdown) is the same table computed from the published runs alone
+(a published folder, by default results/published: kernelbench.publish): each verdict with its reason, and the runs' provenance.
 """
 from __future__ import annotations
 
@@ -30,11 +33,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import kernelbench
+from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
 from kernelbench.papers import Paper, Published, load_papers
-from kernelbench.results import META_FILE, RunRecord, collect_results, final_rows, tagged
+from kernelbench.results import RunRecord, collect_results, config_hash, final_rows, read_results, run_folders, tagged
 
 GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
+INTRO = ("Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
+         "seconds). Ours: mean ± std over finished trials (n) of the runs tagged for the entry (their "
+         "folders listed), never of runs whose parameters, data or stop rule differ; time "
+         "improvements compare mean training times of the same data and budget. Status: reproduced "
+         "when ours lies within the tolerance of the published value (1 point of error, or twice the "
+         "published std; 10 % of an MAE; 0.01 of a WD factor; 10 points of a time share or gain), "
+         "or on the claimed side of a bound; timings of the authors' machines are shown, not judged.")
 PERCENT_METRICS = ("test_error", "test_accuracy", "train_error")
 PLAIN_METRICS = (*PERCENT_METRICS, "test_mae", "train_seconds", "merge_time_share")
 
@@ -95,6 +107,8 @@ def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
 
 def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
             entry: Published | None = None, curves: pd.DataFrame | None = None) -> np.ndarray:
+    """The numbers `metric` gives on an entry's final rows (`rows`): per trial, or one (a gain).
+    `final` (every final row) and `curves` (every ok row) are read by the gains and at_seconds."""
     if metric.startswith(GAIN_METRICS):
         # 100·(1 − mean time of this merge method / mean time of GSS-standard), same data and budget:
         # training time, or the budget-maintenance (merging) time the solver counts
@@ -108,19 +122,9 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
             return np.array([])
         return np.array([100.0 * (1.0 - method.mean() / reference.mean())])
     if metric.startswith("at_seconds:"):     # per trial: the last evaluation within s training seconds
-        _, name, seconds = metric.split(":")
-        if seconds == "libsvm":
-            exact = _matches(final, replace(entry, algorithm="libsvm", params={}))
-            if not len(exact):
-                return np.array([])
-            seconds = exact["train_seconds"].astype(float).mean()
-        values = []
-        for _, trial in (curves if curves is not None else rows).groupby(["run_id", "trial"]):
-            trained = trial["train_seconds"].astype(float)
-            within = trial[(trained <= float(seconds)) & trial[name].notna()]
-            if len(within) and trained.max() >= float(seconds):     # a trial stopped before s says nothing
-                values.append(100.0 * float(within.sort_values("train_seconds")[name].iloc[-1]))
-        return np.asarray(values, dtype=float)
+        name = metric.split(":")[1]
+        return np.asarray([100.0 * float(curves.loc[i, name]) for i in _at_seconds_picks(final, curves, entry, rows)],
+                          dtype=float)
     if metric == "merge_time_share":      # 100 · budget-maintenance seconds / training seconds
         values = 100.0 * _counter(rows, "maintenance_seconds") / rows["train_seconds"].astype(float)
         return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
@@ -139,6 +143,68 @@ def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
         factor = 100.0 if kind == "counter%" else 1.0
         values = factor * _counter(rows, name)
     return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
+
+
+def _at_seconds_limit(final: pd.DataFrame, entry: Published, seconds: str) -> float | None:
+    """The s of at_seconds:<error>:<s>: a number, or for "libsvm" the mean training seconds of the
+    LIBSVM run with the entry's tags and dataset (None when there is none)."""
+    if seconds != "libsvm":
+        return float(seconds)
+    exact = _matches(final, replace(entry, algorithm="libsvm", params={}))
+    return float(exact["train_seconds"].astype(float).mean()) if len(exact) else None
+
+
+def _at_seconds_rows(curves: pd.DataFrame, name: str, seconds: float) -> list:
+    """Per trial (run, trial), the index of its last evaluation of `name` within `seconds` training
+    seconds; a trial stopped before `seconds` says nothing."""
+    chosen = []
+    for _, trial in curves.groupby(["run_id", "trial"]):
+        trained = trial["train_seconds"].astype(float)
+        within = trial[(trained <= seconds) & trial[name].notna()]
+        if len(within) and trained.max() >= seconds:
+            chosen.append(within.sort_values("train_seconds").index[-1])
+    return chosen
+
+
+def _at_seconds_picks(final: pd.DataFrame, curves: pd.DataFrame, entry: Published, rows: pd.DataFrame) -> list:
+    """The curve rows (index labels of `curves`) an at_seconds:<error>:<s> entry reads: per trial of
+    the runs of `rows` (the entry's final rows), its last evaluation within s seconds
+    (_at_seconds_rows); none when s is unknown (no LIBSVM run to take it from)."""
+    _, name, seconds = entry.metric.split(":")
+    limit = _at_seconds_limit(final, entry, seconds)
+    if limit is None or not len(rows):
+        return []
+    trial_curves = _matches(curves, entry)
+    return _at_seconds_rows(trial_curves[trial_curves["run_id"].isin(set(rows["run_id"]))], name, limit)
+
+
+def _final_and_curves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows the report reads: the finished cells' final rows, and every ok row (curves)."""
+    final = final_rows(df, statuses=("ok",), old_runs=True)
+    curves = df[df["status"].fillna("ok") == "ok"] if len(df) and "status" in df else df
+    return final, curves
+
+
+def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
+    """The index labels of the curve rows, beyond the final ones, that a number of the report is
+    read from: per trial, the evaluation an at_seconds claim picks. kernelbench.publish keeps them
+    when it thins curves, so that the published runs give the report their originals give."""
+    final, curves = _final_and_curves(df)
+    chosen = []
+    for e in (e for p in report_papers(paper) for e in p.published if e.metric.startswith("at_seconds:")):
+        rows = _entry_rows(final, e)
+        if len(rows) and not pooling_conflict(rows):
+            chosen += _at_seconds_picks(final, curves, e, rows)
+    return sorted(set(chosen))
+
+
+def _entry_rows(final: pd.DataFrame, entry: Published) -> pd.DataFrame:
+    """The final rows an entry's number is read from (a gain: those of its merge method)."""
+    if not len(final):
+        return final
+    if entry.metric.startswith(GAIN_METRICS):
+        return _matches(final, replace(entry, params={**entry.params, "merge": entry.metric.split(":", 1)[1]}))
+    return _matches(final, entry)
 
 
 def _counter(rows: pd.DataFrame, name: str) -> pd.Series:
@@ -177,14 +243,18 @@ def pooling_conflict(rows: pd.DataFrame) -> str | None:
             "report one of them (kernelbench report <run folder>) or tag them apart")
 
 
+def _machine_text(machine: dict | None) -> str:
+    machine = machine or {}
+    return f"{machine.get('processor') or machine.get('platform', '?')}, {machine.get('cpu_count', '?')} CPUs"
+
+
 def _machines(folders) -> list[str]:
     seen = []
     for folder in folders:
         try:
-            machine = RunRecord.load(folder).machine or {}
+            text = _machine_text(RunRecord.load(folder).machine)
         except OutputError:
             continue
-        text = f"{machine.get('processor') or machine.get('platform', '?')}, {machine.get('cpu_count', '?')} CPUs"
         if text not in seen:
             seen.append(text)
     return seen
@@ -199,22 +269,14 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
     frames = [collect_results(d) for d in results_dirs]
     frames = [f for f in frames if not f.empty]
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    folder_of = {p.parent.name: p.parent for d in results_dirs for p in Path(d).rglob(META_FILE)}
+    folder_of = {p.name: p for d in results_dirs for p in run_folders(d)}
     # smoke runs are already left out by collect_results
-    final = final_rows(df, statuses=("ok",), old_runs=True)
-    curves = df[df["status"].fillna("ok") == "ok"] if len(df) and "status" in df else df
+    final, curves = _final_and_curves(df)
     table = []
     for e in entries:
-        if e.metric.startswith(GAIN_METRICS):
-            rows = _matches(final, replace(e, params={**e.params, "merge": e.metric.split(":", 1)[1]})
-                            ) if len(final) else final
-        else:
-            rows = _matches(final, e) if len(final) else final
+        rows = _entry_rows(final, e)
         conflict = pooling_conflict(rows) if len(rows) else None
-        trial_curves = (_matches(curves, e) if e.metric.startswith("at_seconds:") and len(rows) else None)
-        if trial_curves is not None:
-            trial_curves = trial_curves[trial_curves["run_id"].isin(set(rows["run_id"]))]
-        values = _values(rows, e.metric, final, e, trial_curves) if len(rows) and not conflict else np.array([])
+        values = _values(rows, e.metric, final, e, curves) if len(rows) and not conflict else np.array([])
         ours = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
         runs = sorted(set(rows["run_id"])) if len(rows) else []
         machines = _machines(folder_of[r] for r in runs if r in folder_of) if ours else []
@@ -223,15 +285,7 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
                       "runs": runs, "conflict": conflict, "machines": machines, "note": e.note,
                       "status": claim_status(e, ours, conflict)})
-    lines = ["# kernelbench: our numbers next to the papers'", "",
-             "Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
-             "seconds). Ours: mean ± std over finished trials (n) of the runs tagged for the entry (their "
-             "folders listed), never of runs whose parameters, data or stop rule differ; time "
-             "improvements compare mean training times of the same data and budget. Status: reproduced "
-             "when ours lies within the tolerance of the published value (1 point of error, or twice the "
-             "published std; 10 % of an MAE; 0.01 of a WD factor; 10 points of a time share or gain), "
-             "or on the claimed side of a bound; timings of the authors' machines are shown, not judged.",
-             ""]
+    lines = ["# kernelbench: our numbers next to the papers'", "", INTRO, ""]
     for name in (p.name for p in papers if p.published):
         mine = [r for r in table if r["paper"] == name]
         counts = {}
@@ -278,6 +332,122 @@ def claim_status(entry: Published, ours, conflict) -> str:
     else:
         ok, claim = abs(mean - entry.value) <= allowed, f"within ±{allowed:g}"
     return f"{'reproduced' if ok else 'differs'} ({claim})"
+
+
+REPO = Path(kernelbench.__file__).resolve().parent.parent
+
+
+def _shown(path) -> str:
+    """A path as REPRODUCTION.md names it: relative to the repository when inside it (the same text
+    from any working folder), else as given."""
+    try:
+        return Path(path).resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def reproduction_command(published_dir="results/published", target="REPRODUCTION.md") -> str:
+    """The command that regenerates `target` from the published runs in `published_dir`."""
+    return f"kernelbench report --from {_shown(published_dir)} --out {_shown(target)}"
+
+
+VERDICTS = ("reproduced", "differs", "measured", "not pooled", "not run", "not reproducible here")
+
+
+def verdict_and_reason(row: dict) -> tuple[str, str]:
+    """A build_report row's status split into the verdict and why, in words."""
+    status = row["status"]
+    if status.startswith("not reproducible here"):
+        return "not reproducible here", status.partition(": ")[2]
+    if status == "not pooled":
+        return "not pooled", row["conflict"] or ""
+    if status == "not run":
+        return "not run", "no published run of this dataset, algorithm and tags"
+    if status.startswith("measured"):
+        return "measured", "another machine's time: shown, not judged"
+    verdict, _, claim = status.partition(" (")
+    return verdict, f"difference {row['difference']:+.3f}; reproduced when {claim.rstrip(')')}"
+
+
+def _run_line(folder: Path, record: RunRecord) -> str:
+    """One published run as a row of REPRODUCTION.md's run table: what it measured and where."""
+    rows = read_results(folder)
+    final = final_rows(rows, old_runs=True)
+    ok = final[final["status"] == "ok"]
+    measured = ""
+    for metric in ("test_error", "test_mae", "test_mse", "train_error", "objective"):
+        values = ok[metric].astype(float).dropna()
+        if len(values):
+            low, high = values.min(), values.max()
+            measured = f"{metric} {low:.4g}" + (f" – {high:.4g}" if high != low else "")
+            break
+    versions = record.versions or {}
+    commit = (record.git_commit or "?")[:10] + (" (dirty)" if record.git_dirty else "")
+    digest = record.extra.get("config_hash") or (config_hash(record.config) if record.config else "?")
+    cells = [", ".join(sorted(set(rows[c]) - {""})) for c in ("dataset", "algorithm")]
+    return (f"| {record.run_id} | {record.status} | {cells[0]} | {cells[1]} | {len(ok)} of {len(final)} | "
+            f"{measured} | {duration_text(record.duration_seconds, '')} | {commit} | {digest[:12]} | "
+            f"{_machine_text(record.machine)} | python {versions.get('python', '?')}, "
+            f"kernelbench {versions.get('kernelbench', '?')}, numpy {versions.get('numpy', '?')}, "
+            f"scikit-learn {versions.get('scikit-learn', '?')} |")
+
+
+def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
+    """REPRODUCTION.md (written to `target`, which its header names): for each paper the count of
+    each verdict, every published number next to ours (mean ± std, n) with its verdict and why, and
+    the runs it comes from (commit, config hash, machine, versions). Read from the published runs in
+    `published_dir` alone (kernelbench publish): the same files give the same bytes, with no date
+    but the runs' own."""
+    _, table = build_report([published_dir])
+    runs: dict[str, list[str]] = {}
+    for folder in run_folders(published_dir):
+        try:
+            record = RunRecord.load(folder)
+        except OutputError:
+            continue
+        if not record.smoke:
+            runs.setdefault((record.tags or {}).get("paper", ""), []).append(_run_line(folder, record))
+    papers = report_papers()
+    lines = ["# Reproduction: our numbers next to the papers'", "",
+             (f"Generated from the published runs ({_shown(published_dir)}/, written by `kernelbench publish`) by "
+              f"`{reproduction_command(published_dir, target)}`; do not edit by hand: tests/test_publish.py "
+              "fails when this file and the published runs disagree."), "", INTRO, "",
+             "| paper | claims | " + " | ".join(VERDICTS) + " | published runs |",
+             "|---|" + "---|" * (len(VERDICTS) + 2)]
+    counts = {}
+    for p in papers:
+        mine = [verdict_and_reason(r)[0] for r in table if r["paper"] == p.name]
+        counts[p.id] = {v: mine.count(v) for v in VERDICTS}
+        lines.append(f"| {p.name} | {len(mine)} | " + " | ".join(str(counts[p.id][v]) for v in VERDICTS)
+                     + f" | {len(runs.get(p.id, []))} |")
+    lines.append("")
+    for p in papers:
+        mine = [r for r in table if r["paper"] == p.name]
+        n_runs = len(runs.get(p.id, []))
+        claims = (f"{len(mine)} claims: " + ", ".join(f"{n} {v}" for v, n in counts[p.id].items() if n) if mine
+                  else "No published number to compare with")
+        lines += [f"## {p.name}", "", f"{claims}; {n_runs} published run{'' if n_runs == 1 else 's'}.", ""]
+        if mine:
+            lines += [("| where | dataset | algorithm | params | metric | paper | ours (mean ± std, n) | verdict "
+                       "| reason | runs |"), "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in mine:
+            verdict, reason = verdict_and_reason(r)
+            published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None
+                                                     else "")
+            ours = f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} (n={r['ours'][2]})" if r["ours"] else ""
+            params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+            lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
+                         f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {verdict} | "
+                         f"{reason} | {', '.join(r['runs'])} |")
+        if mine:
+            lines.append("")
+        if p.not_tabulated:
+            lines += [f"Not tabulated: {p.not_tabulated}", ""]
+        if runs.get(p.id):
+            lines += [("| published run | status | dataset | algorithm | finished cells (ok of all) | measured "
+                       "(range over cells) | wall time | commit | config sha256 | machine | versions |"),
+                      "|---|" + "---|" * 10, *runs[p.id], ""]
+    return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
 
 
 def markdown_to_html(markdown: str) -> str:

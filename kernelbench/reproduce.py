@@ -6,8 +6,9 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
                otherwise it is listed with the command that fetches it, and not run;
     done       a finished run folder of the same experiment with the same resolved config under
                --out is kept (never re-run); an unfinished one (killed, interrupted) is resumed;
-    estimate   the duration of the newest earlier run of the experiment under --out, else the
-               config's time limit (stop.seconds × cells × trials); "?" when neither is known;
+    estimate   the duration of the newest earlier run of the experiment under --out, else that of
+               its published run (results/published, `kernelbench publish`; publish.published_seconds),
+               else the config's time limit (stop.seconds × cells × trials); "?" when none is known;
     budget     with --budget, experiments are started while that much time has not been spent
                (a started one is finished; the rest are listed as left for the next call).
     selection  a model-selection config (`cv:` set, or `then:`; e.g. configs/*_grid.yaml) runs as
@@ -22,7 +23,6 @@ with dataset.labeled (the semi-supervised ones); the others run as they are.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,13 +32,14 @@ from tqdm.auto import tqdm
 
 from kernelbench._io import atomic_write_text
 from kernelbench._vocab import PROTOCOLS
-from kernelbench.config import ExperimentConfig, config_to_dict, expand_grid, load_config
+from kernelbench.config import ExperimentConfig, config_to_dict, duration_text, expand_grid, load_config
 from kernelbench.data.fetch import resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.experiment import grid_search, run_experiment
 from kernelbench.figures import render_all
 from kernelbench.papers import PAPERS, get_paper
+from kernelbench.publish import published_seconds
 from kernelbench.report import build_report, markdown_to_html
 from kernelbench.results import Run, RunRecord
 
@@ -70,9 +71,11 @@ class Experiment:
         return "resume" if self.previous is not None else "to run"
 
 
-def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None) -> list[Experiment]:
+def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None,
+                published_dir=None) -> list[Experiment]:
     """The configs tagged with `paper` (every tagged config for None), in file-name order; with
-    `protocol`, the semi-supervised ones (dataset.labeled) under that protocol."""
+    `protocol`, the semi-supervised ones (dataset.labeled) under that protocol. `published_dir`: the
+    published folder whose runs estimate the experiments not run under out_dir (None: none)."""
     if paper is not None:
         get_paper(paper)                    # an unknown id: a ConfigError naming the papers
     if protocol is not None and protocol not in PROTOCOLS:
@@ -96,7 +99,8 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
             cfg = load_config(path, overrides={"protocol": protocol})
         previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg))     # None under a missing folder
         found.append(Experiment(path, cfg, missing_data(cfg), previous,
-                                estimate_seconds(cfg, out_dir, selection=selection), selection))
+                                estimate_seconds(cfg, out_dir, selection=selection, published_dir=published_dir),
+                                selection))
     return found
 
 
@@ -136,10 +140,11 @@ def missing_data(cfg: ExperimentConfig) -> str | None:
     return f"{dc.name} ({', '.join(absent)}) not in the cache or a mirror: kernelbench datasets fetch {dc.name}"
 
 
-def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False) -> float | None:
-    """Wall seconds: the newest earlier run of this experiment under out_dir (any config), else the
-    time limit of every cell (selection: the cv folds of both stages' cells, then the refit
-    trials); None when neither is known."""
+def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False, published_dir=None) -> float | None:
+    """Wall seconds: the newest earlier run of this experiment under out_dir (any config), else its
+    newest run in the `published_dir` folder (publish.published_seconds), else the time limit of every
+    cell (selection: the cv folds of both stages' cells, then the refit trials); None when none is
+    known."""
     for path in sorted(Path(out_dir).glob(f"{cfg.name}-*"), reverse=True):
         try:
             record = RunRecord.load(path)
@@ -147,6 +152,10 @@ def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False) -> floa
             continue
         if record.status == "finished" and record.duration_seconds:
             return float(record.duration_seconds)
+    if published_dir is not None:
+        seconds = published_seconds(published_dir, cfg.name, config_to_dict(cfg))
+        if seconds is not None:
+            return seconds
     if cfg.stop.seconds:
         if selection:
             searched = len(expand_grid(cfg.grid)) + (len(expand_grid(cfg.then)) if cfg.then else 0)
@@ -155,11 +164,13 @@ def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False) -> floa
     return None
 
 
-def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None) -> str:
-    """The `reproduce --list` table: paper, figure/table, panel, dataset, algorithm, state."""
+def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None, published_dir=None) -> str:
+    """The `reproduce --list` table: paper, figure/table, panel, dataset, algorithm, state, estimate
+    (estimate_seconds, with runs of the `published_dir` folder)."""
     rows = [(e.cfg.tags.paper, e.cfg.tags.figure or "", e.cfg.tags.panel or "", e.cfg.dataset.name or "",
-             e.cfg.algorithm.name, e.cfg.tags.role or "", e.state, _duration(e.estimate), e.path.name,
-             e.missing or "") for e in experiments(paper, configs_dir, out_dir, protocol=protocol)]
+             e.cfg.algorithm.name, e.cfg.tags.role or "", e.state, duration_text(e.estimate), e.path.name,
+             e.missing or "")
+            for e in experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir)]
     rows += [(p, figure, "", "", "(script)", "", "script", "?", command, "")
              for p, figure, command in SCRIPTS if paper in (None, p)]
     rows.sort(key=lambda r: (r[0], r[1], r[3], r[4]))
@@ -169,22 +180,25 @@ def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = No
     runnable = sum(r[6] in ("to run", "resume", "done") for r in rows)
     lines += ["", f"{len(rows)} entries: {runnable} runnable here "
                   f"({sum(r[6] == 'done' for r in rows)} done), {sum(r[6] == 'no data' for r in rows)} "
-                  f"without their data, {sum(r[6] == 'script' for r in rows)} made by scripts"]
+                  f"without their data, {sum(r[6] == 'script' for r in rows)} made by scripts",
+              ("estimate: the wall time of the experiment's newest run under --out, "
+               + (f"else of its newest published run ({published_dir}), " if published_dir is not None else "")
+               + "else the config's time limit; ? where none is known")]
     return "\n".join(lines)
 
 
 def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
-              execution=None, quiet=False, echo=print, protocol: str | None = None) -> dict:
+              execution=None, quiet=False, echo=print, protocol: str | None = None, published_dir=None) -> dict:
     """Run the paper's runnable experiments not done yet (resuming unfinished ones), then render its
     figures and write its report section. Returns what happened to each config. `protocol`: see
-    the module docstring."""
+    the module docstring; `published_dir`: the published folder that estimates durations (matrix)."""
 
-    found = experiments(paper, configs_dir, out_dir, protocol=protocol)
+    found = experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir)
     todo = [e for e in found if e.state in ("to run", "resume")]
     known = [e.estimate for e in todo if e.estimate is not None]
-    estimate = (f"estimated {_duration(sum(known))} for {len(known)} of them"
+    estimate = (f"estimated {duration_text(sum(known))} for {len(known)} of them"
                 + (f", {len(todo) - len(known)} without an estimate" if len(known) < len(todo) else "")
-                if known else "no estimate yet: no earlier run under --out, no time limit")
+                if known else "no estimate yet: no earlier run under --out, none published, no time limit")
     echo(f"{paper}: {len(found)} configs; {sum(e.done for e in found)} done, {len(todo)} to run "
          f"({estimate}), {sum(e.missing is not None for e in found)} without their data")
     for e in found:
@@ -226,13 +240,3 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
     if left:
         echo(f"not finished: {', '.join(left)} (run the same command again to continue)")
     return outcome
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "?"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

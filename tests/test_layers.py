@@ -10,7 +10,7 @@ A module may import modules of its own layer or of a lower one. The layers, lowe
     5  config                                     YAML -> validated ExperimentConfig
     6  results/                                   results.csv and run.json: schema, writing, reading
     7  experiment/, figures/                      orchestration; figures from results only
-    8  report, reproduce
+    8  report, reproduce, publish
     9  cli/                                       the only place that imports Typer
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ LAYERS = {
     "kernelbench.config": 5,
     "kernelbench.results": 6,
     "kernelbench.experiment": 7, "kernelbench.figures": 7,
-    "kernelbench.report": 8, "kernelbench.reproduce": 8,
+    "kernelbench.report": 8, "kernelbench.reproduce": 8, "kernelbench.publish": 8,
     "kernelbench.cli": 9,
 }
 # Imports of kernelbench modules inside a function, each for a heavy dependency: the CLI loads a

@@ -16,6 +16,7 @@ import typer
 import yaml
 
 from kernelbench._io import atomic_write_text
+from kernelbench._vocab import PUBLISHED_POINTS
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.data.fetch import fetch_file, resolve_local
 from kernelbench.data.registry import get_spec
@@ -222,6 +223,8 @@ def reproduce(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="held-out | paper: for every config with "
                                            "dataset.labeled (the others run unchanged)"),
+    published_dir: Path = typer.Option(Path("results/published"), "--published", help="published runs (kernelbench "
+                                       "publish) that estimate the time of experiments not run under --out"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
     """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed),
@@ -231,7 +234,7 @@ def reproduce(
     from kernelbench.reproduce import reproduce as reproduce_paper
 
     if list_:
-        typer.echo(matrix(paper, configs, out, protocol=protocol))
+        typer.echo(matrix(paper, configs, out, protocol=protocol, published_dir=published_dir))
         return
     if paper is None:
         raise ConfigError("name a paper (geng2019, dai2014, gu2018, li2016, glasmachers2019), or use --list")
@@ -239,7 +242,7 @@ def reproduce(
         reproduce_paper(paper, configs_dir=configs, out_dir=out,
                         budget=parse_duration(budget, "--budget") if budget else None,
                         execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo,
-                        protocol=protocol)
+                        protocol=protocol, published_dir=published_dir)
     except KeyboardInterrupt as e:
         _exit_interrupted(e)
 
@@ -298,13 +301,80 @@ def figures(
 
 
 @app.command()
+def publish(
+    paper: Optional[str] = typer.Argument(None, help="geng2019, dai2014, gu2018, li2016 or glasmachers2019 "
+                                                     "(default: every paper with runs)"),
+    results: Path = typer.Option(Path("results"), "--results", help="folder searched for the run folders"),
+    out: Path = typer.Option(Path("results/published"), "--out", help="the published folder (committed)"),
+    points: int = typer.Option(PUBLISHED_POINTS, "--points", help="evaluations kept per curve, its first and last "
+                                                                  "among them; 0 keeps every row"),
+    prune: bool = typer.Option(False, "--prune", help="remove the paper's published runs that are not under --results "
+                                                      "(those of the same experiment and config as a run published "
+                                                      "now are replaced in any case)"),
+    reproduction: Path = typer.Option(Path("REPRODUCTION.md"), "--reproduction", help="regenerated from --out"),
+):
+    """Copy the runs a paper's report and figures read into the committed published folder (final
+    rows, curves thinned to --points, run.json provenance without this machine's paths or host),
+    then regenerate REPRODUCTION.md from it. A published run of the same experiment and config hash
+    as one published now is replaced by it (both would count in the same numbers); the other
+    published runs not under --results are kept unless --prune. --out inside --results must lie in
+    a folder named `published` (the one the readers of --results leave out)."""
+    from kernelbench.publish import publish as publish_runs
+
+    publish_runs(paper, results_dir=results, out_dir=out, max_points=points, prune=prune,
+                 reproduction=reproduction, echo=typer.echo)
+
+
+@app.command()
 def report(
     results: list[Path] = typer.Argument(None, help="folders searched for results.csv (default: results/)"),
-    out: Path = typer.Option(Path("results"), "--out", help="where report.md and report.html go"),
+    out: Optional[Path] = typer.Option(None, "--out", help="where report.md and report.html go (default: results/); "
+                                                           "with --from, the markdown file (default: REPRODUCTION.md)"),
+    published_dir: Optional[Path] = typer.Option(None, "--from", help="a published folder (results/published): "
+                                                 "write REPRODUCTION.md from it alone"),
+    check: bool = typer.Option(False, "--check", help="with --from: write nothing, exit 2 when --out is not what "
+                                                      "the published runs give"),
 ):
-    """Our measured numbers next to the papers' published ones (markdown + HTML)."""
-    from kernelbench.report import build_report, markdown_to_html
+    """Our measured numbers next to the papers' published ones (markdown + HTML); with --from, the
+    REPRODUCTION.md of the published runs."""
+    from kernelbench._io import output_error
+    from kernelbench.report import (
+        build_report,
+        markdown_to_html,
+        reproduction_command,
+        reproduction_markdown,
+    )
 
+    if published_dir is not None:
+        if results:
+            raise ConfigError("pass either folders of runs or --from PUBLISHED, not both")
+        if not published_dir.is_dir():
+            raise KernelbenchError(f"published folder {published_dir} does not exist; pass the folder `kernelbench "
+                                   "publish` writes (default results/published)")
+        target = out or Path("REPRODUCTION.md")
+        if target.is_dir():
+            raise ConfigError(f"--out {target} is a folder; with --from it names the markdown file, e.g. "
+                              "--out REPRODUCTION.md")
+        markdown = reproduction_markdown(published_dir, target)
+        if check:
+            try:
+                current = target.read_text(encoding="utf-8") if target.is_file() else None
+            except UnicodeDecodeError:
+                current = ""                # not text: not what the published runs give
+            except OSError as e:
+                raise output_error("read", target, e) from e
+            if current != markdown:
+                raise KernelbenchError(f"{target} is {'missing' if current is None else 'not'} what the published "
+                                       f"runs under {published_dir} give; regenerate it: "
+                                       f"{reproduction_command(published_dir, target)}")
+            typer.echo(f"{target}: what the published runs give")
+            return
+        atomic_write_text(target, markdown)
+        typer.echo(f"report: {target}")
+        return
+    if check:
+        raise ConfigError("--check compares a REPRODUCTION.md with the published runs: add --from results/published")
+    out = out or Path("results")
     folders = results or [Path("results")]
     missing = [str(f) for f in folders if not f.is_dir()]
     if missing:

@@ -4,9 +4,13 @@ lost, read.py reads runs back. atomic_write_text writes any other results file (
 so that a reader never sees half of it."""
 from kernelbench._io import atomic_write_text
 
-from .read import cell_key, collect_results, config_values, final_rows, read_results, tagged
-from .run import Run
-from .schema import COLUMNS, META_FILE, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES, TAG_COLUMNS, RunRecord
+from .read import (cell_key, collect_results, config_values, final_rows, in_published_folder, raw_rows, read_results,
+                   run_folders, run_frame, tagged)
+from .run import Run, comparable_config, config_hash
+from .schema import (COLUMNS, META_FILE, PUBLISHED_DIR, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES, TAG_COLUMNS,
+                     RunRecord)
 
-__all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "RESULTS_FILE", "META_FILE", "Run",
-           "RunRecord", "atomic_write_text", "read_results", "final_rows", "collect_results", "config_values", "tagged", "cell_key"]
+__all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "RESULTS_FILE", "META_FILE", "PUBLISHED_DIR",
+           "Run", "RunRecord", "atomic_write_text", "read_results", "raw_rows", "final_rows", "collect_results",
+           "config_values", "tagged", "cell_key", "run_folders", "in_published_folder", "run_frame",
+           "comparable_config", "config_hash"]

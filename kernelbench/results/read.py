@@ -1,6 +1,7 @@
 """Reading runs back: a run's rows, all runs under a folder, the finished cells, selection by tags."""
 from __future__ import annotations
 
+import csv
 import io
 import json
 from pathlib import Path
@@ -9,7 +10,8 @@ import pandas as pd
 
 from kernelbench.errors import OutputError
 
-from .schema import COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, RESULTS_FILE, STRING_COLUMNS, TAG_COLUMNS, RunRecord
+from .schema import (COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, PUBLISHED_DIR, RESULTS_FILE, STRING_COLUMNS, TAG_COLUMNS,
+                     RunRecord)
 
 
 def cell_key(params, trial, fold, budget=None) -> tuple:
@@ -25,9 +27,10 @@ def cell_key(params, trial, fold, budget=None) -> tuple:
     return (str(params), text(trial), text(fold), text(budget, float))
 
 
-def read_results(run_dir):
-    """results.csv of a run folder (or the CSV itself) as a DataFrame with typed columns:
-    text columns as str ("" when empty), counts as nullable Int64, measurements as float64."""
+def _complete_lines(run_dir) -> bytes:
+    """The bytes of a run's results.csv (of a run folder, or the CSV itself) up to its last complete
+    line: a torn last line -- only possible after a power loss between write and fsync -- is no row.
+    An OutputError naming the file when it cannot be read."""
     path = Path(run_dir)
     if path.is_dir():
         path = path / RESULTS_FILE
@@ -36,8 +39,24 @@ def read_results(run_dir):
     except OSError as e:
         raise OutputError(f"cannot read results {path}: {e.strerror or e}") from e
     if data and not data.endswith(b"\n"):
-        # Only possible after a power loss between write and fsync: drop the incomplete tail.
         data = data[: data.rfind(b"\n") + 1]
+    return data
+
+
+def raw_rows(run_dir) -> list[list[str]]:
+    """A run's results.csv as written: its lines (the header first) as lists of cell texts, the
+    rows read_results reads (a torn last line left out, as there), blank lines skipped."""
+    try:
+        text = _complete_lines(run_dir).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise OutputError(f"cannot read results in {run_dir}: not UTF-8 text ({e.reason} at byte {e.start})") from e
+    return [row for row in csv.reader(io.StringIO(text, newline="")) if row]
+
+
+def read_results(run_dir):
+    """results.csv of a run folder (or the CSV itself) as a DataFrame with typed columns:
+    text columns as str ("" when empty), counts as nullable Int64, measurements as float64."""
+    data = _complete_lines(run_dir)
     dtypes = {c: str for c in STRING_COLUMNS}
     dtypes.update({c: "Int64" for c in INT_COLUMNS})
     dtypes.update({c: "float64" for c in FLOAT_COLUMNS})
@@ -77,26 +96,56 @@ def final_rows(df, *, folds: bool = False, statuses=None, old_runs: bool = False
     return rows[keep]
 
 
-def collect_results(folder, *, include_smoke: bool = False):
-    """All rows of all results.csv files below `folder` (an empty frame if none), with two
-    columns from each run's run.json: `config` (the resolved config as JSON text, "" when there is
-    no run.json) and `n_train` (the training rows the run used). Smoke runs (a few iterations on a
-    subsample, run.json "smoke": true) are left out unless asked for."""
-    frames = []
-    for path in sorted(Path(folder).rglob(RESULTS_FILE)):
+def in_published_folder(path, root) -> bool:
+    """Whether `path` lies in a `published` folder (PUBLISHED_DIR) below `root` -- or is one: the
+    folders run_folders(root) leaves out."""
+    try:
+        parts = Path(path).resolve().relative_to(Path(root).resolve()).parts
+    except ValueError:                  # not below root
+        return False
+    return PUBLISHED_DIR in parts
+
+
+def run_folders(folder) -> list[Path]:
+    """The run folders below `folder` (each holds a results.csv), in path order. The published
+    copies in a `published` folder below it (kernelbench publish; in_published_folder) are left out:
+    they copy runs that may be here too, and are read by naming that folder (e.g. results/published)."""
+    root = Path(folder)
+    return [path.parent for path in sorted(root.rglob(RESULTS_FILE))
+            if PUBLISHED_DIR not in path.parent.relative_to(root).parts]
+
+
+def run_frame(run_dir, record: RunRecord | None = None):
+    """One run's rows as collect_results gives them: read_results plus `config` (the resolved
+    config as JSON text, "" when there is no run.json) and `n_train` (the training rows it used)."""
+    if record is None:
         try:
-            record = RunRecord.load(path.parent)
+            record = RunRecord.load(run_dir)
+        except OutputError:
+            record = RunRecord(run_id="")
+    frame = read_results(run_dir)
+    dataset = record.dataset if isinstance(record.dataset, dict) else {}
+    config = record.config
+    frame["config"] = json.dumps(config, sort_keys=True) if isinstance(config, dict) else ""
+    frame["n_train"] = pd.array([dataset.get("n_train")] * len(frame), dtype="Int64")
+    return frame
+
+
+def collect_results(folder, *, include_smoke: bool = False):
+    """All rows of all run folders below `folder` (run_folders; an empty frame if none), each with
+    the columns run_frame adds. Smoke runs (a few iterations on a subsample, run.json "smoke":
+    true) are left out unless asked for."""
+    frames = []
+    for path in run_folders(folder):
+        try:
+            record = RunRecord.load(path)
         except OutputError:
             record = RunRecord(run_id="")
         if record.smoke and not include_smoke:
             continue
-        frame = read_results(path.parent)
+        frame = run_frame(path, record)
         if frame.empty:
             continue
-        dataset = record.dataset if isinstance(record.dataset, dict) else {}
-        config = record.config
-        frame["config"] = json.dumps(config, sort_keys=True) if isinstance(config, dict) else ""
-        frame["n_train"] = pd.array([dataset.get("n_train")] * len(frame), dtype="Int64")
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

@@ -196,13 +196,13 @@ class Run:
         """The newest run folder under out_dir of this experiment with this exact resolved config.
         Tags are not compared: they label a run and change nothing it computes (a run from before
         tags existed, or before its config was tagged, is found too)."""
-        wanted = _without_tags(json.loads(json.dumps(config, sort_keys=True, default=_json_default)))
+        wanted = comparable_config(config)
         for path in sorted(Path(out_dir).glob(f"{safe_name(experiment)}-*"), reverse=True):
             try:
                 run = cls.open(path)
             except OutputError:
                 continue
-            if _without_tags(run.record.config) == wanted:
+            if comparable_config(run.record.config) == wanted:
                 return run
         return None
 
@@ -315,9 +315,21 @@ def _checked_tags(tags) -> dict:
     return {k: str(tags[k]) for k in TAG_COLUMNS if tags.get(k) is not None}
 
 
-def _without_tags(config):
-    """A stored config without its `tags` (labels: they do not decide whether runs match)."""
+def comparable_config(config):
+    """A resolved config as run.json stores it (JSON types: tuples as lists, numpy scalars as
+    numbers), without its `tags`: labels, which change nothing a run computes, so they do not decide
+    whether two runs match (Run.latest) nor enter config_hash."""
+    if config is None:
+        return None
+    config = json.loads(json.dumps(config, sort_keys=True, default=_json_default))
     return {k: v for k, v in config.items() if k != "tags"} if isinstance(config, dict) else config
+
+
+def config_hash(config) -> str:
+    """sha256 (hex) of a resolved config as canonical JSON (comparable_config: no tags, sorted keys):
+    the same for every run of the same settings, e.g. the "config sha256" of REPRODUCTION.md."""
+    text = json.dumps(comparable_config(config), sort_keys=True, separators=(",", ":"), default=_json_default)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _versions() -> dict:

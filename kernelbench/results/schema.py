@@ -8,6 +8,10 @@
 A run's tags (config `tags:` -- paper, figure, panel, role) are written into run.json and into every
 row, so that figures and the report select rows by what they are for, never by experiment names.
 The folder's timestamp is UTC, as are `started` / `ended` (ISO 8601).
+
+A published run (`kernelbench publish`, kernelbench/publish.py) is the same two files, compacted, in
+`results/published/<paper>/<run id>/`; a reader of a folder leaves out a `published` folder below it
+(read.run_folders), so that a run and its copy are never counted twice.
 """
 from __future__ import annotations
 
@@ -29,6 +33,7 @@ ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
 RUN_STATUSES = ("running", "finished", "failed", "interrupted")
 RESULTS_FILE = "results.csv"
 META_FILE = "run.json"
+PUBLISHED_DIR = "published"     # results/published/<paper>/<run id>/: the committed copies (kernelbench publish)
 
 STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "counters", "status",
                   "message", *TAG_COLUMNS)
