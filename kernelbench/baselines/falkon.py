@@ -76,11 +76,32 @@ from scipy.linalg import LinAlgError, cholesky, solve_triangular
 
 from kernelbench._vocab import TASKS
 from kernelbench.errors import SolverError
-from kernelbench.params import DTYPE, GAMMA, RANDOM_STATE, THREADS, TOL, C, Integer, declare, param
+from kernelbench.params import (
+    DTYPE,
+    GAMMA,
+    RANDOM_STATE,
+    THREADS,
+    TOL,
+    C,
+    Integer,
+    declare,
+    param,
+)
 from kernelbench.registry import register_algorithm
-from kernelbench.solvers._nystrom import exp_nonpositive, kernel_values, stored_products, streamed_products
-from kernelbench.solvers.base import (DivergenceError, PerClassDecisionMixin, RegressionMixin, Solver, not_offered,
-                                      resolve_threads)
+from kernelbench.solvers._nystrom import (
+    exp_nonpositive,
+    kernel_values,
+    stored_products,
+    streamed_products,
+)
+from kernelbench.solvers.base import (
+    DivergenceError,
+    PerClassDecisionMixin,
+    RegressionMixin,
+    Solver,
+    not_offered,
+    resolve_threads,
+)
 from kernelbench.solvers.kernels import resolve_gamma
 
 MAX_JITTER_RAISES = 12      # εM·10^12 at most: beyond that K_MM is not a kernel matrix (NaN, inf)

@@ -1,0 +1,95 @@
+"""Settings checked on the held-out SUSY replica (README, "Full scale"). Every choice here is made on
+the training part: its last 200,000 rows validate, the rest (or a prefix of it) trains; the test
+part is printed beside the validation error, never chosen on.
+
+    python scripts/heldout_replica.py falkon-grid --variant 2 --n 500000 --centres 1024
+    python scripts/heldout_replica.py dsg-gamma --variant 2 --gamma median 0.05
+    python scripts/heldout_replica.py dsg-passes --variant 2 --n 1000000 --gamma 0.05 --passes 1 2 4
+
+falkon-grid: Falkon's validation error over γ × λ (10 CG iterations) on the first n training rows.
+dsg-gamma:   DSG with susy_dsg_gu2018's settings but γ, on all training rows but the validating ones.
+dsg-passes:  the same DSG (one γ) on the first n rows for 1, 2, ... passes, and Falkon (M = 2,048,
+             20 iterations, λ = 10⁻⁶) on those rows: optimisation error against approximation error.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import yaml
+from bench_scaling import REPO  # scripts/ is on sys.path
+
+from kernelbench.baselines.falkon import FalkonClassifier
+from kernelbench.data import load_dataset, prepare
+from kernelbench.estimators import algorithms
+
+VALIDATION_ROWS = 200_000
+
+
+def replica(variant: int):
+    return prepare(load_dataset("synthetic", test="official", progress=False, dtype="float32",
+                                synthetic={"shape": "susy", "variant": variant}), scale="standard")
+
+
+def dsg(gamma, passes: int, threads: int):
+    params = yaml.safe_load((REPO / "configs" / "susy_dsg_gu2018.yaml").read_text())["algorithm"]["params"]
+    params.update(gamma=gamma if gamma == "median" else float(gamma), passes=passes, threads=threads,
+                  random_state=0)
+    return algorithms()["dsg"].estimator_class("binary")(**params)
+
+
+def error(model, X, y) -> str:
+    return f"{100 * np.mean(model.predict(X) != y):.2f} %"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=("falkon-grid", "dsg-gamma", "dsg-passes"))
+    ap.add_argument("--variant", type=int, default=2, choices=(1, 2))
+    ap.add_argument("--n", type=int, default=None, help="training rows used (a prefix; default: all but the validating)")
+    ap.add_argument("--centres", type=int, default=1024)
+    ap.add_argument("--gamma", nargs="+", default=["0.0125", "0.025", "0.05", "0.1", "0.2"])
+    ap.add_argument("--lambdas", nargs="+", type=float, default=[1e-7, 1e-6, 1e-5])
+    ap.add_argument("--passes", nargs="+", type=int, default=[1, 2, 4])
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+
+    data = replica(args.variant)
+    X, y = data.X_train, data.y_train
+    Xv, yv = X[-VALIDATION_ROWS:], y[-VALIDATION_ROWS:]
+    n = min(args.n or X.shape[0] - VALIDATION_ROWS, X.shape[0] - VALIDATION_ROWS)
+    Xf, yf = X[:n], y[:n]
+    print(f"variant {args.variant}: training on {n:,} rows, validating on the last {VALIDATION_ROWS:,} "
+          f"training rows", flush=True)
+    if args.what == "falkon-grid":
+        for gamma in args.gamma:
+            for lam in args.lambdas:
+                started = time.perf_counter()
+                model = FalkonClassifier(C=1 / (lam * n), gamma=float(gamma), n_centers=args.centres,
+                                         max_iter=10, threads=args.threads, random_state=0).fit(Xf, yf)
+                print(f"falkon M {args.centres} γ {gamma} λ {lam:g}: validation {error(model, Xv, yv)} "
+                      f"({time.perf_counter() - started:.1f} s)", flush=True)
+    elif args.what == "dsg-gamma":
+        for gamma in args.gamma:
+            started = time.perf_counter()
+            model = dsg(gamma, 1, args.threads).fit(Xf, yf)
+            seconds = time.perf_counter() - started
+            print(f"dsg γ {gamma}: {seconds:.0f} s, validation {error(model, Xv, yv)}, "
+                  f"test {error(model, data.X_test, data.y_test)}", flush=True)
+    else:
+        for gamma in args.gamma:
+            for passes in args.passes:
+                started = time.perf_counter()
+                model = dsg(gamma, passes, args.threads).fit(Xf, yf)
+                print(f"dsg γ {gamma}, {passes} pass(es): {time.perf_counter() - started:.1f} s, "
+                      f"validation {error(model, Xv, yv)}", flush=True)
+            started = time.perf_counter()
+            model = FalkonClassifier(C=1 / (1e-6 * n), gamma=float(gamma), n_centers=2048, max_iter=20,
+                                     threads=args.threads, random_state=0).fit(Xf, yf)
+            print(f"falkon γ {gamma}, M 2048, 20 iterations: {time.perf_counter() - started:.1f} s, "
+                  f"validation {error(model, Xv, yv)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
