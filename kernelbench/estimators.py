@@ -10,31 +10,67 @@ Each solver and baseline module registers its classes under an algorithm name wh
 """
 from __future__ import annotations
 
-from kernelbench.baselines.falkon import FalkonClassifier, FalkonRegressor
-from kernelbench.baselines.libsvm import LibSVMClassifier, LibSVMRegressor, ParallelSVMClassifier, ParallelSVMRegressor
-from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
+from kernelbench.baselines.libsvm import (
+    LibSVMClassifier,
+    LibSVMRegressor,
+    ParallelSVMClassifier,
+    ParallelSVMRegressor,
+)
+from kernelbench.baselines.random_features import (
+    PegasosClassifier,
+    SDCAFeaturesClassifier,
+)
 from kernelbench.baselines.tsvm import TSVMCCCP, TSVMLabelSwitching
 from kernelbench.registry import ALGORITHMS, AlgorithmSpec
 from kernelbench.solvers.asydsskl import AsyDSSKLClassifier, AsyDSSKLRegressor
 from kernelbench.solvers.asygcd import AsyGCDClassifier
 from kernelbench.solvers.bgs3vm import BGS3VMClassifier
 from kernelbench.solvers.bsgd import BSGDClassifier
-from kernelbench.solvers.cdsg import CDSGClassifier, CDSGRegressor, UDSGClassifier, UDSGRegressor
+from kernelbench.solvers.cdsg import (
+    CDSGClassifier,
+    CDSGRegressor,
+    UDSGClassifier,
+    UDSGRegressor,
+)
 from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
+from kernelbench.solvers.falkon import FalkonClassifier, FalkonRegressor
 from kernelbench.solvers.ksdca import KSDCAClassifier, KSDCARegressor
 from kernelbench.solvers.norma import NormaClassifier, NormaRegressor
 from kernelbench.solvers.svrg_rf import SVRGRFClassifier, SVRGRFRegressor
 from kernelbench.solvers.tsgs3vm import FRS3VMClassifier, TSGS3VMClassifier
 
 __all__ = [
-    "algorithms", "AlgorithmSpec",
-    "AsyDSSKLClassifier", "AsyDSSKLRegressor", "AsyGCDClassifier", "BGS3VMClassifier", "BSGDClassifier",
-    "CDSGClassifier", "CDSGRegressor", "DSGClassifier", "DSGRegressor", "FalkonClassifier", "FalkonRegressor",
+    "TSVMCCCP",
+    "AlgorithmSpec",
+    "AsyDSSKLClassifier",
+    "AsyDSSKLRegressor",
+    "AsyGCDClassifier",
+    "BGS3VMClassifier",
+    "BSGDClassifier",
+    "CDSGClassifier",
+    "CDSGRegressor",
+    "DSGClassifier",
+    "DSGRegressor",
     "FRS3VMClassifier",
-    "KSDCAClassifier", "KSDCARegressor", "LibSVMClassifier", "LibSVMRegressor", "NormaClassifier",
-    "NormaRegressor", "ParallelSVMClassifier", "ParallelSVMRegressor", "PegasosClassifier",
-    "SDCAFeaturesClassifier", "SVRGRFClassifier", "SVRGRFRegressor", "TSGS3VMClassifier", "TSVMCCCP",
-    "TSVMLabelSwitching", "UDSGClassifier", "UDSGRegressor",
+    "FalkonClassifier",
+    "FalkonRegressor",
+    "KSDCAClassifier",
+    "KSDCARegressor",
+    "LibSVMClassifier",
+    "LibSVMRegressor",
+    "NormaClassifier",
+    "NormaRegressor",
+    "ParallelSVMClassifier",
+    "ParallelSVMRegressor",
+    "PegasosClassifier",
+    "SDCAFeaturesClassifier",
+    "SVRGRFClassifier",
+    "SVRGRFRegressor",
+    "TSGS3VMClassifier",
+    "TSVMLabelSwitching",
+    "UDSGClassifier",
+    "UDSGRegressor",
+    "algorithms",
 ]
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import yaml
 from bench_scaling import REPO  # scripts/ is on sys.path
 
-from kernelbench.baselines.falkon import FalkonClassifier
+from kernelbench.solvers.falkon import FalkonClassifier
 from kernelbench.data import load_dataset, prepare
 from kernelbench.estimators import algorithms
 

@@ -13,7 +13,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from kernelbench.baselines.falkon import FalkonClassifier, FalkonRegressor, _upper_cholesky
+from kernelbench.solvers.falkon import FalkonClassifier, FalkonRegressor, _upper_cholesky
 from kernelbench.errors import SolverError
 from kernelbench.estimators import algorithms
 from kernelbench.experiment.timing import trace
@@ -298,7 +298,7 @@ def test_registered_for_every_task_with_c_and_gamma_searched():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("M", [1, 7, 64, 130])            # below, at and across the 4 × vector tiles
 def test_compiled_pass_is_the_kernel_matrix_product(dtype, M):
-    from kernelbench.baselines.falkon import _augment, _center_terms
+    from kernelbench.solvers.falkon import _augment, _center_terms
     from kernelbench.solvers._nystrom import kernel_values, stored_products, streamed_products
     rng = np.random.default_rng(M)
     X = rng.standard_normal((203, 9))                       # 203 rows: chunks with a remainder of rows
