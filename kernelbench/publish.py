@@ -45,9 +45,11 @@ import pandas as pd
 from kernelbench._io import atomic_write_text, output_error, safe_name
 from kernelbench._vocab import METRICS, PUBLISHED_POINTS
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
+from kernelbench.figures import render_all
 from kernelbench.papers import get_paper, paper_ids
 from kernelbench.report import build_report, reproduction_markdown, rows_read
 from kernelbench.results import (
+    ABSENT_FILE,
     COLUMNS,
     META_FILE,
     PUBLISHED_DIR,
@@ -331,11 +333,32 @@ def _check_same_report(paper: str, results_dir, files: dict[str, dict[str, str]]
                                f"report it); `kernelbench publish {paper} --points 0` publishes every row meanwhile")
 
 
+def absent_data_text(absent: dict | None) -> str | None:
+    """The ABSENT_FILE text of {dataset: the command that gets it}: "" when nothing is absent (the
+    file is removed), None when unknown (kept as it is)."""
+    if absent is None:
+        return None
+    return json.dumps({"datasets": dict(sorted(absent.items()))}, indent=1) + "\n" if absent else ""
+
+
+def _write_absent(path: Path, text: str | None) -> None:
+    """ABSENT_FILE as absent_data_text gives it: removed when nothing is absent, kept when unknown."""
+    try:
+        if text == "":
+            path.unlink(missing_ok=True)
+        elif text is not None and not _same_text(path, text):
+            atomic_write_text(path, text)
+    except OSError as e:
+        raise output_error("write", path, e) from e
+
+
 def publish(paper: str | None = None, *, results_dir="results", out_dir=f"results/{PUBLISHED_DIR}",
             max_points: int = MAX_POINTS, prune: bool = False, reproduction="REPRODUCTION.md",
-            echo=print) -> dict:
+            absent_data=None, figures_dir=None, echo=print) -> dict:
     """Publish the runs of `paper` (every paper with runs, for None) found under results_dir into
-    out_dir/<paper>/, then regenerate `reproduction` (None: not) from out_dir alone. A published
+    out_dir/<paper>/, with the data its configs need and this machine lacks (`absent_data(paper)`:
+    {dataset: the command that gets it}, reproduce.absent_data; None: not recorded), then regenerate `reproduction` (None: not) and the papers'
+    figures (PNG, into figures_dir; None: not) from out_dir alone. A published
     copy of the same experiment and config hash as a run published now is replaced (removed); the
     others not under results_dir are kept unless `prune`. Returns {paper: {"written": [...],
     "unchanged": [...], "replaced": [...], "kept": [...], "pruned": [...]}} by run id."""
@@ -371,6 +394,7 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
         done = {"written": [], "unchanged": [], "replaced": [], "kept": [], "pruned": []}
         for run_id, texts in sorted(files.items()):
             done["written" if _write(out_dir / p / run_id, texts) else "unchanged"].append(run_id)
+        _write_absent(out_dir / p / ABSENT_FILE, absent_data_text(absent_data(p) if absent_data else None))
         published_now = {_setting_of(json.loads(texts[META_FILE])) for texts in files.values()} - {None}
         for folder in _published_folders(out_dir / p, leave_out=files):
             superseded = _setting_of(folder) in published_now
@@ -398,6 +422,9 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
     if reproduction is not None:
         atomic_write_text(reproduction, reproduction_markdown(out_dir, reproduction))
         echo(f"{reproduction}: regenerated from {out_dir}")
+    if figures_dir is not None:
+        drawn = [path for p in outcome for path in render_all(out_dir, figures_dir, prefix=f"{p}_", formats=("png",))]
+        echo(f"figures: {len(drawn)} drawn from {out_dir} into {figures_dir}")
     files = [f for f in out_dir.rglob("*") if f.is_file()] + ([Path(reproduction)] if reproduction is not None else [])
     too_large = over_budget(files)
     if too_large:

@@ -36,8 +36,17 @@ import pandas as pd
 import kernelbench
 from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
-from kernelbench.papers import Paper, Published, load_papers
-from kernelbench.results import RunRecord, collect_results, config_hash, final_rows, read_results, run_folders, tagged
+from kernelbench.papers import DIFFERENCE_KINDS, Paper, Published, load_papers
+from kernelbench.results import (
+    ABSENT_FILE,
+    RunRecord,
+    collect_results,
+    config_hash,
+    final_rows,
+    read_results,
+    run_folders,
+    tagged,
+)
 
 GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
 INTRO = ("Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
@@ -284,13 +293,14 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
                       "params": e.params, "metric": e.metric, "published": e.value, "published_std": e.std,
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
                       "runs": runs, "conflict": conflict, "machines": machines, "note": e.note,
+                      "differs_why": e.differs.why if e.differs else None,
                       "status": claim_status(e, ours, conflict)})
     lines = ["# kernelbench: our numbers next to the papers'", "", INTRO, ""]
     for name in (p.name for p in papers if p.published):
         mine = [r for r in table if r["paper"] == name]
         counts = {}
         for r in mine:
-            key = r["status"].split(":")[0].split(" (")[0]
+            key = verdict_and_reason(r)[0]
             counts[key] = counts.get(key, 0) + 1
         lines += [f"## {name}", "",
                   f"{len(mine)} claims: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".", "",
@@ -331,7 +341,9 @@ def claim_status(entry: Published, ours, conflict) -> str:
         ok, claim = mean >= entry.value - allowed, f"≥ {entry.value:g}"
     else:
         ok, claim = abs(mean - entry.value) <= allowed, f"within ±{allowed:g}"
-    return f"{'reproduced' if ok else 'differs'} ({claim})"
+    if ok:
+        return f"reproduced ({claim})"
+    return f"differs{': ' + entry.differs.kind if entry.differs else ''} ({claim})"
 
 
 REPO = Path(kernelbench.__file__).resolve().parent.parent
@@ -351,22 +363,43 @@ def reproduction_command(published_dir="results/published", target="REPRODUCTION
     return f"kernelbench report --from {_shown(published_dir)} --out {_shown(target)}"
 
 
-VERDICTS = ("reproduced", "differs", "measured", "not pooled", "not run", "not reproducible here")
+# "differs" alone: a difference nobody has explained yet (the paper file's `differences` explain the
+# known ones); "no data here": not run because the machine that published had no copy of the data
+VERDICTS = ("reproduced", *(f"differs: {kind}" for kind in DIFFERENCE_KINDS), "differs", "measured",
+            "not pooled", "not run", "no data here", "not reproducible here")
 
 
-def verdict_and_reason(row: dict) -> tuple[str, str]:
-    """A build_report row's status split into the verdict and why, in words."""
+def verdict_and_reason(row: dict, absent: dict | None = None) -> tuple[str, str]:
+    """A build_report row's status split into the verdict and why, in words. `absent`: {dataset:
+    how to get it} of the data the publishing machine did not have (publish.absent_data)."""
     status = row["status"]
     if status.startswith("not reproducible here"):
         return "not reproducible here", status.partition(": ")[2]
     if status == "not pooled":
         return "not pooled", row["conflict"] or ""
     if status == "not run":
+        if absent and row["dataset"] in absent:
+            return "no data here", f"the publishing machine had no copy: {absent[row['dataset']]}"
         return "not run", "no published run of this dataset, algorithm and tags"
     if status.startswith("measured"):
         return "measured", "another machine's time: shown, not judged"
     verdict, _, claim = status.partition(" (")
-    return verdict, f"difference {row['difference']:+.3f}; reproduced when {claim.rstrip(')')}"
+    measured = f"difference {row['difference']:+.3f}; reproduced when {claim.rstrip(')')}"
+    return verdict, (f"{row['differs_why']} ({measured})" if row.get("differs_why") and verdict != "reproduced"
+                     else measured)
+
+
+def absent_data(published_dir, paper_id: str) -> dict:
+    """{dataset: the command that gets it} of the data the machine that published the paper's runs
+    had no copy of (kernelbench publish writes it); {} when none is recorded."""
+    path = Path(published_dir) / paper_id / ABSENT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise OutputError(f"cannot read {path}: {e}; `kernelbench publish {paper_id}` writes it again") from e
+    return dict(data.get("datasets") or {}) if isinstance(data, dict) else {}
 
 
 def _run_line(folder: Path, record: RunRecord) -> str:
@@ -415,8 +448,9 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
              "| paper | claims | " + " | ".join(VERDICTS) + " | published runs |",
              "|---|" + "---|" * (len(VERDICTS) + 2)]
     counts = {}
+    absent = {p.id: absent_data(published_dir, p.id) for p in papers}
     for p in papers:
-        mine = [verdict_and_reason(r)[0] for r in table if r["paper"] == p.name]
+        mine = [verdict_and_reason(r, absent[p.id])[0] for r in table if r["paper"] == p.name]
         counts[p.id] = {v: mine.count(v) for v in VERDICTS}
         lines.append(f"| {p.name} | {len(mine)} | " + " | ".join(str(counts[p.id][v]) for v in VERDICTS)
                      + f" | {len(runs.get(p.id, []))} |")
@@ -431,7 +465,7 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
             lines += [("| where | dataset | algorithm | params | metric | paper | ours (mean ± std, n) | verdict "
                        "| reason | runs |"), "|---|---|---|---|---|---|---|---|---|---|"]
         for r in mine:
-            verdict, reason = verdict_and_reason(r)
+            verdict, reason = verdict_and_reason(r, absent[p.id])
             published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None
                                                      else "")
             ours = f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} (n={r['ours'][2]})" if r["ours"] else ""

@@ -140,6 +140,14 @@ def missing_data(cfg: ExperimentConfig) -> str | None:
     return f"{dc.name} ({', '.join(absent)}) not in the cache or a mirror: kernelbench datasets fetch {dc.name}"
 
 
+def absent_data(paper: str, configs_dir, out_dir) -> dict:
+    """{dataset: the command that gets it} of the data the paper's configs need and this machine
+    has no copy of (what `kernelbench publish` records, so that the report tells "no data here"
+    from "not run")."""
+    return {e.cfg.dataset.name: f"kernelbench datasets fetch {e.cfg.dataset.name}"
+            for e in experiments(paper, configs_dir, out_dir) if e.missing and e.cfg.dataset.name}
+
+
 def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False, published_dir=None) -> float | None:
     """Wall seconds: the newest earlier run of this experiment under out_dir (any config), else its
     newest run in the `published_dir` folder (publish.published_seconds), else the time limit of every

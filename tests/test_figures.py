@@ -18,6 +18,7 @@ from kernelbench.figures import dsg_curves, geng_s3vm, gu_asydsskl  # noqa: E402
 from kernelbench.figures.geng_s3vm import geng_rows, loglog_slope, time_vs_size  # noqa: E402
 from kernelbench.figures.gu_asydsskl import accuracy_vs_time, speedup, thread_speedups  # noqa: E402
 from kernelbench.figures.lp_curves import table3  # noqa: E402
+from kernelbench.papers import get_paper  # noqa: E402
 from kernelbench.results import Run, collect_results  # noqa: E402
 
 
@@ -131,7 +132,7 @@ def test_a_peer_is_drawn_dotted_and_marked_not_in_the_paper_by_its_tag(tmp_path)
     styles = {ax.get_title(): ax.lines[0].get_linestyle() for ax in curves.axes}
     assert styles == {"ijcnn1 (added)": ":", "a9a (added)": "-"}
     dai = dsg_curves.test_error_vs_samples(df)
-    assert legend(dai) == ["falkon: NOT in the paper (peer) (1 trial)"] and dai.axes[0].lines[0].get_linestyle() == ":"
+    assert legend(dai)[0] == "falkon: NOT in the paper (peer) (1 trial)" and dai.axes[0].lines[0].get_linestyle() == ":"
     assert dsg_curves.objective_vs_time(df) is None
 
 
@@ -189,8 +190,17 @@ def test_dai_figure_draws_only_its_tagged_runs(tmp_path):
     make_run(tmp_path, "a9a_dsg", {"paper": "dai2014"}, rows=[{"algorithm": "dsg", **r} for r in curve])
     df = collect_results(tmp_path)
     fig = dsg_curves.test_error_vs_samples(df)
-    assert titles(fig) == ["(1) Adult (a9a)"] and legend(fig) == ["norma (1 trial)"]
+    # the paper's final errors on Adult (kernelbench/papers/dai2014.yaml), drawn as levels beside ours
+    assert titles(fig) == ["(1) Adult (a9a)"] and legend(fig) == [
+        "norma (1 trial)", "paper: dsg 15.3 %", "paper: norma 15 %", "paper: k-sdca 15 %"]
+    levels = sorted(line.get_ydata()[0] for line in fig.axes[0].lines if line.get_label().startswith("paper"))
+    assert levels == pytest.approx([0.15, 0.15, 0.153])
     assert dsg_curves.test_error_vs_samples(df[df["figure"] != "fig1"]) is None
+    # on the 20k covtype subset, the paper's full-covtype number is labelled as such
+    make_run(tmp_path, "covtype_subset20k_dsg_dai2014", {"paper": "dai2014", "figure": "fig1", "panel": "(3)"},
+             rows=[{"algorithm": "dsg", **r, "dataset": "covtype_subset20k"} for r in curve])
+    fig = dsg_curves.test_error_vs_samples(collect_results(tmp_path))
+    assert "paper (covtype_binary): dsg 15 %" in legend(fig)
 
 
 def test_li_poczos_table3_reads_only_its_kernel_svm_runs(tmp_path):
@@ -233,6 +243,22 @@ def test_bsgd_breakdown_uses_the_final_rows_of_the_table2_runs(tmp_path):
     got = final_bsgd_rows(collect_results(tmp_path))
     assert sorted(zip(got["merge"], got["merge_seconds_a"])) == [("gss", 2.0), ("lookup-wd", 0.5)]
     assert FIGURES["glasmachers2019_fig3_merge_time_breakdown"](collect_results(tmp_path)) is not None
+
+
+def test_bsgd_table2_figure_puts_the_papers_accuracy_beside_ours(tmp_path):
+    def rows(merge, errors):
+        params = json.dumps({"merge": merge, "budget": 100})
+        return [{"dataset": "ijcnn1", "algorithm": "bsgd", "params": params, "trial": trial, "test_error": error,
+                 "counters": json.dumps({"merge_seconds_a": 1.0}), "final": 1} for trial, error in enumerate(errors)]
+    make_run(tmp_path, "ijcnn1_bsgd", {"paper": "glasmachers2019", "figure": "table2", "panel": "IJCNN"},
+             rows=rows("gss", [0.03, 0.05]) + rows("lookup-wd", [0.02, 0.02]))
+    fig = FIGURES["glasmachers2019_table2_accuracy"](collect_results(tmp_path))
+    ours, paper = fig.axes[0].containers                         # errorbar containers: ours, then the paper's
+    assert list(ours.lines[0].get_ydata()) == pytest.approx([96.0, 98.0])      # GSS, Lookup-WD: 100 (1 − error)
+    published = {e.params["merge"]: e.value for e in get_paper("glasmachers2019").published
+                 if e.dataset == "ijcnn1" and e.metric == "test_accuracy" and e.params.get("budget") == 100}
+    assert list(paper.lines[0].get_ydata()) == pytest.approx([published["gss"], published["lookup-wd"]])
+    assert legend(fig) == ["ours (2 trials)", "paper (Table 2)"] and titles(fig) == ["ijcnn1, B = 100"]
 
 
 # ------------------------------------------------------------------------------------------ all figures

@@ -13,7 +13,7 @@ from kernelbench import papers
 from kernelbench.data.registry import dataset_names
 from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
-from kernelbench.papers import PAPERS, Published, get_paper, load_paper, paper_ids
+from kernelbench.papers import PAPERS, Difference, Published, get_paper, load_paper, paper_ids
 from kernelbench.report import metric_known
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,8 +102,10 @@ scripts: [{figure: fig1, command: python scripts/x.py}]
 not_tabulated: null
 needs:
   nn: a neural net
+differences:
+  split: {kind: protocol, why: "another split, measured"}
 published:
-  - {where: Table 1, dataset: a9a, algorithm: dsg, metric: test_error, value: 15.3}
+  - {where: Table 1, dataset: a9a, algorithm: dsg, differs: split, metric: test_error, value: 15.3}
   - {where: Table 1, dataset: a9a, algorithm: dsg, params: {loss: hinge}, metric: test_error, value: 15,
      std: 0.2, figure: table1, panel: "(1)", tolerance: null, bound: max, needs: nn, note: a note}
 """
@@ -118,11 +120,12 @@ def write(tmp_path, text):
 def test_a_well_formed_file_gives_typed_entries(tmp_path):
     paper = load_paper(write(tmp_path, GOOD))
     first, second = paper.published
-    assert first == Published("some2020", "Table 1", "a9a", "dsg", "test_error", 15.3)
+    assert first == Published("some2020", "Table 1", "a9a", "dsg", "test_error", 15.3,
+                              differs=Difference("protocol", "another split, measured"))
     assert asdict(second) == {"paper": "some2020", "where": "Table 1", "dataset": "a9a", "algorithm": "dsg",
                               "metric": "test_error", "value": 15.0, "std": 0.2, "params": {"loss": "hinge"},
                               "note": "a note", "figure": "table1", "panel": "(1)", "needs": "a neural net",
-                              "tolerance": None, "bound": "max"}
+                              "tolerance": None, "bound": "max", "differs": None}
     assert isinstance(second.value, float) and paper.scripts[0].command == "python scripts/x.py"
     with pytest.raises(AttributeError):
         paper.name = "other"                                                  # frozen
@@ -139,6 +142,10 @@ def test_a_well_formed_file_gives_typed_entries(tmp_path):
     ("bound: max", "bound: most", r"published\[1\] .*\.bound: expected max, min or null"),
     ("tolerance: null", "tolerance: -1", r"published\[1\] .*\.tolerance: expected a number ≥ 0"),
     ("needs: nn", "needs: neural net", r"published\[1\] .*\.needs: expected one of the file's `needs` \(nn\)"),
+    ("differs: split,", "differs: spilt,", r"published\[0\] .*\.differs: expected one of the file's `differences` "
+                                           r"\(split\)"),
+    ("kind: protocol", "kind: taste", r"differences\.split\.kind: expected one of protocol, stand-in data, claim "),
+    ("why: \"another split, measured\"}", "because: x}", r"differences\.split: unknown key 'because'"),
     ("figure: table1", "figure: 1", r"published\[1\] .*\.figure: expected non-empty text, got int"),
     ("note: a note", "note: [a, note]", r"published\[1\] .*\.note: expected text, got list"),
     ("  - {where: Table 1, dataset", "  - [where, Table 1]\n  - {where: Table 1, dataset",

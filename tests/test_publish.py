@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +16,17 @@ import pytest
 from kernelbench.config import duration_text, load_config
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.experiment import run_experiment
-from kernelbench.papers import get_paper
+from kernelbench.papers import Difference, get_paper
 from kernelbench.publish import DIGITS, SIZE_BUDGET, over_budget, publish, thin
-from kernelbench.report import build_report, reproduction_command, reproduction_markdown
-from kernelbench.reproduce import experiments, matrix
-from kernelbench.results import Run, collect_results, read_results, run_folders
+from kernelbench.report import (
+    build_report,
+    claim_status,
+    reproduction_command,
+    reproduction_markdown,
+    verdict_and_reason,
+)
+from kernelbench.reproduce import absent_data, experiments, matrix
+from kernelbench.results import ABSENT_FILE, Run, collect_results, read_results, run_folders
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "results" / "published"
@@ -119,6 +126,44 @@ def test_a_verdict_follows_the_published_numbers(tmp_path):
     assert [p.name for p in (published / "dai2014").iterdir()] == [new_run.path.name]    # the old one pruned
     line = next(x for x in reproduction.read_text().splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
     assert "| differs |" in line and "20.800 ± 0.500 (n=2)" in line
+
+
+def test_claims_without_data_here_and_explained_differences_say_why(tmp_path):
+    out, published, reproduction = tmp_path / "results", tmp_path / "results" / "published", tmp_path / "R.md"
+    dai_run(out, "a9a_dsg_dai2014", [0.20, 0.21])
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    shutil.copy(REPO / "configs" / "qm7_dsg_dai2014.yaml", configs)        # QM7 is in no cache or mirror here
+    publish("dai2014", results_dir=out, out_dir=published, reproduction=reproduction, echo=lambda line: None,
+            absent_data=lambda paper: absent_data(paper, configs, out))
+    assert json.loads((published / "dai2014" / ABSENT_FILE).read_text()) == {
+        "datasets": {"qm7": "kernelbench datasets fetch qm7"}}
+    lines = reproduction.read_text().splitlines()
+
+    def line(start):
+        return next(x for x in lines if x.startswith(start) and "| dsg |" in x)
+    assert "| no data here | the publishing machine had no copy: kernelbench datasets fetch qm7 |" in line(
+        "| Fig. 1(7); §7 text | qm7")
+    assert "| not run | no published run" in line("| Fig. 1(2); §7 text (best test error) | mnist8m")
+    assert "| differs | difference +5.500; reproduced when within ±1 |" in line("| Fig. 1(1), SC1 (one pass) |")
+    counts = next(x for x in lines if x.startswith("| Dai et al. 2014"))
+    assert counts.split(" | ")[1:] == ["13", "0", "0", "0", "0", "1", "0", "0", "4", "1", "7", "1 |"]
+
+    # the paper file's explanation of a known difference names its kind and why, never hides a reproduction
+    entry = replace(get_paper("dai2014").published[0], differs=Difference("protocol", "another split"))
+    status = claim_status(entry, (20.8, 0.5, 2), None)
+    assert status == "differs: protocol (within ±1)"
+    row = {"status": status, "difference": 5.5, "differs_why": "another split", "dataset": "a9a"}
+    assert verdict_and_reason(row) == ("differs: protocol",
+                                       "another split (difference +5.500; reproduced when within ±1)")
+    assert claim_status(entry, (15.5, 0.5, 2), None) == "reproduced (within ±1)"
+    # publishing again without a configs folder keeps what was recorded; with nothing absent, removes it
+    publish("dai2014", results_dir=out, out_dir=published, reproduction=None, echo=lambda line: None)
+    assert (published / "dai2014" / ABSENT_FILE).exists()
+    (configs / "qm7_dsg_dai2014.yaml").unlink()
+    publish("dai2014", results_dir=out, out_dir=published, reproduction=None, echo=lambda line: None,
+            absent_data=lambda paper: absent_data(paper, configs, out))
+    assert not (published / "dai2014" / ABSENT_FILE).exists()
 
 
 def located_runs(root):

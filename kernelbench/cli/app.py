@@ -312,17 +312,22 @@ def publish(
                                                       "(those of the same experiment and config as a run published "
                                                       "now are replaced in any case)"),
     reproduction: Path = typer.Option(Path("REPRODUCTION.md"), "--reproduction", help="regenerated from --out"),
+    configs: Path = typer.Option(Path("configs"), "--configs", help="folder of the papers' configs: the data they "
+                                                                    "need and this machine lacks is recorded"),
 ):
     """Copy the runs a paper's report and figures read into the committed published folder (final
     rows, curves thinned to --points, run.json provenance without this machine's paths or host),
-    then regenerate REPRODUCTION.md from it. A published run of the same experiment and config hash
-    as one published now is replaced by it (both would count in the same numbers); the other
-    published runs not under --results are kept unless --prune. --out inside --results must lie in
-    a folder named `published` (the one the readers of --results leave out)."""
+    then regenerate REPRODUCTION.md and the papers' figures (--out/figures) from it. A published
+    run of the same experiment and config hash as one published now is replaced by it (both would
+    count in the same numbers); the other published runs not under --results are kept unless
+    --prune. --out inside --results must lie in a folder named `published` (the one the readers of
+    --results leave out)."""
     from kernelbench.publish import publish as publish_runs
+    from kernelbench.reproduce import absent_data
 
     publish_runs(paper, results_dir=results, out_dir=out, max_points=points, prune=prune,
-                 reproduction=reproduction, echo=typer.echo)
+                 reproduction=reproduction, figures_dir=out / "figures", echo=typer.echo,
+                 absent_data=(lambda p: absent_data(p, configs, results)) if configs.is_dir() else None)
 
 
 @app.command()

@@ -11,6 +11,8 @@ from typing import Callable
 
 import matplotlib.pyplot as plt  # heavy: only where a figure is drawn
 
+from kernelbench.papers import get_paper
+
 FIGURES: dict[str, Callable] = {}
 DATA_FREE: set[str] = set()     # figures drawn without results (register_figure(needs_results=False))
 
@@ -32,6 +34,24 @@ def is_peer(rows) -> bool:
 
 def peer_label(algorithm: str) -> str:
     return f"{algorithm}: NOT in the paper (peer)"
+
+
+def published_values(paper: str, dataset: str, metric: str, *, figure: str | None = None) -> list:
+    """The paper's published entries for one panel: its values of `metric` on `dataset` (of that
+    figure or table when given) that a run here could be compared with (not those that need what
+    kernelbench lacks), in the paper file's order."""
+    return [e for e in get_paper(paper).published
+            if e.dataset == dataset and e.metric == metric and not e.needs and figure in (None, e.figure)]
+
+
+def draw_published(ax, entries, *, scale: float = 0.01, label: str = "paper") -> None:
+    """Each published value as a thin dashed level on `ax` (percent × scale: our errors are
+    fractions), in its algorithm's colour and labelled as the paper's, so that a reader sees ours
+    against it without the report."""
+    for e in entries:
+        color, _ = ALGORITHM_STYLE.get(e.algorithm, ("0.5", "o"))
+        ax.axhline(e.value * scale, color=color, ls=(0, (6, 3)), lw=0.9, alpha=0.8,
+                   label=f"{label}: {e.algorithm} {e.value:g} %")
 
 
 def register_figure(name: str, *, needs_results: bool = True):

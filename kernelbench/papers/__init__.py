@@ -13,6 +13,9 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
     not_tabulated   what the paper shows without a number to compare against, or null
     needs           (optional) short names for what entries that are not reproducible here would
                     take; an entry's `needs` names one of them
+    differences     (optional) short names for why ours differs from published values where that is
+                    no defect of ours: {kind (DIFFERENCE_KINDS), why (with the measurement)}; an
+                    entry's `differs` names one of them
     published       every published value, one mapping per entry: the fields of `Published`
                     (without `paper`, which is the file's id) that differ from their defaults
 
@@ -31,7 +34,8 @@ import yaml
 
 from kernelbench.errors import ConfigError
 
-__all__ = ["ORDER", "PAPERS", "Citation", "Paper", "Published", "Script", "get_paper", "load_paper",
+__all__ = ["DIFFERENCE_KINDS", "ORDER", "PAPERS", "Citation", "Difference", "Paper", "Published", "Script",
+           "get_paper", "load_paper",
            "load_papers", "paper_ids"]
 
 FOLDER = Path(__file__).parent
@@ -48,6 +52,20 @@ class Citation:
     title: str
     venue: str
     year: int
+
+
+# What a known difference between ours and a published value is, when it is not our defect (those
+# are fixed, not explained): the paper's protocol could not be followed, our data stands in for the
+# paper's, or the claim was checked (same objective, same data, settings searched on the training
+# part) and does not hold here.
+DIFFERENCE_KINDS = ("protocol", "stand-in data", "claim does not hold here")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Why ours may differ from a published value, with the measurement that shows it."""
+    kind: str                   # one of DIFFERENCE_KINDS
+    why: str
 
 
 @dataclass(frozen=True)
@@ -78,6 +96,7 @@ class Published:
     figure: str | None = None   # the runs' tags.figure, when the entry is about one figure's runs
     panel: str | None = None    # the runs' tags.panel, when one figure has two panels on one dataset
     needs: str = ""             # set: not reproducible here; what it needs
+    differs: Difference | None = None   # set: why ours differs, when it does (the file's `differences`)
     tolerance: float | str | None = "default"   # reproduced when |ours − value| ≤ this ("default": the
                                                 # report's default for the metric); None: not judged (timings)
     bound: str | None = None    # "max": the claim is ours ≤ value (+ tolerance); "min": ours ≥ value
@@ -124,7 +143,8 @@ def __getattr__(name):
 # ---- reading and checking one file ----
 
 _PAPER_KEYS = {"id": True, "name": True, "citation": True, "text": True, "figure_prefix": True,
-               "scripts": True, "not_tabulated": True, "needs": False, "published": True}   # key: required
+               "scripts": True, "not_tabulated": True, "needs": False, "differences": False,
+               "published": True}   # key: required
 _CITATION_KEYS = ("authors", "title", "venue", "year")
 _SCRIPT_KEYS = ("figure", "command")
 _ENTRY_KEYS = tuple(f.name for f in fields(Published) if f.name != "paper")
@@ -229,7 +249,15 @@ def load_paper(path) -> Paper:
     for key, why in needs.items():
         _text(check, f"needs.{key}", why)
 
-    published = tuple(_entry(check, paper_id, i, entry, needs)
+    differences = {}
+    for key, known in _mapping(check, "differences", data.get("differences") or {}).items():
+        known = _mapping(check, f"differences.{key}", known, ("kind", "why"), ("kind", "why"))
+        if known["kind"] not in DIFFERENCE_KINDS:
+            check.fail(f"differences.{key}.kind", f"expected one of {', '.join(DIFFERENCE_KINDS)}, "
+                                                  f"got {_show(known['kind'])}")
+        differences[key] = Difference(known["kind"], _text(check, f"differences.{key}.why", known["why"]))
+
+    published = tuple(_entry(check, paper_id, i, entry, needs, differences)
                       for i, entry in enumerate(_list(check, "published", data["published"])))
     return Paper(id=paper_id, name=_text(check, "name", data["name"]), citation=citation,
                  text=_text(check, "text", data["text"]), figure_prefix=prefix, scripts=tuple(scripts),
@@ -237,7 +265,7 @@ def load_paper(path) -> Paper:
                  published=published)
 
 
-def _entry(check: _File, paper_id: str, index: int, entry, needs: dict) -> Published:
+def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differences: dict) -> Published:
     where = f"published[{index}]"
     named = [entry[k] for k in ("dataset", "algorithm", "metric")
              if isinstance(entry, dict) and isinstance(entry.get(k), str)]
@@ -260,12 +288,13 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict) -> Publi
     for key in ("figure", "panel"):
         if key in entry:
             values[key] = _optional_text(check, f"{where}.{key}", entry[key])
-    if "needs" in entry:
-        key = entry["needs"]
-        if not isinstance(key, str) or key not in needs:
-            check.fail(f"{where}.needs", f"expected one of the file's `needs` ({', '.join(needs) or 'none'}), "
-                                         f"got {_show(key)}")
-        values["needs"] = needs[key]
+    for field_name, file_key, named in (("needs", "needs", needs), ("differs", "differences", differences)):
+        if field_name in entry:         # a short name of the file's mapping, replaced by what it names
+            key = entry[field_name]
+            if not isinstance(key, str) or key not in named:
+                check.fail(f"{where}.{field_name}", f"expected one of the file's `{file_key}` "
+                                                    f"({', '.join(named) or 'none'}), got {_show(key)}")
+            values[field_name] = named[key]
     if "tolerance" in entry:
         tolerance = entry["tolerance"]
         if tolerance is not None and tolerance != "default":

@@ -7,10 +7,10 @@ from kernelbench._io import atomic_write_text
 from .read import (cell_key, collect_results, config_values, final_rows, in_published_folder, raw_rows, read_results,
                    run_folders, run_frame, tagged)
 from .run import Run, comparable_config, config_hash
-from .schema import (COLUMNS, META_FILE, PUBLISHED_DIR, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES, TAG_COLUMNS,
-                     RunRecord)
+from .schema import (ABSENT_FILE, COLUMNS, META_FILE, PUBLISHED_DIR, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES,
+                     TAG_COLUMNS, RunRecord)
 
-__all__ = ["COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "RESULTS_FILE", "META_FILE", "PUBLISHED_DIR",
-           "Run", "RunRecord", "atomic_write_text", "read_results", "raw_rows", "final_rows", "collect_results",
-           "config_values", "tagged", "cell_key", "run_folders", "in_published_folder", "run_frame",
+__all__ = ["ABSENT_FILE", "COLUMNS", "TAG_COLUMNS", "ROW_STATUSES", "RUN_STATUSES", "RESULTS_FILE", "META_FILE",
+           "PUBLISHED_DIR", "Run", "RunRecord", "atomic_write_text", "read_results", "raw_rows", "final_rows",
+           "collect_results", "config_values", "tagged", "cell_key", "run_folders", "in_published_folder", "run_frame",
            "comparable_config", "config_hash"]

@@ -34,6 +34,7 @@ RUN_STATUSES = ("running", "finished", "failed", "interrupted")
 RESULTS_FILE = "results.csv"
 META_FILE = "run.json"
 PUBLISHED_DIR = "published"     # results/published/<paper>/<run id>/: the committed copies (kernelbench publish)
+ABSENT_FILE = "absent_data.json"  # results/published/<paper>/: the data the publishing machine had no copy of
 
 STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "counters", "status",
                   "message", *TAG_COLUMNS)
