@@ -1,7 +1,7 @@
 """Every method on one real data set at the same wall time (README, "Full scale"): the papers'
 solvers and the Falkon peer through `kernelbench run` of their configs for that set, with
 `stop: {seconds: T}` in place of the config's (a solver that converges first ends there); scikit-learn's
-RBFSampler + SGDClassifier (one epoch, then more while within T) and exact SVMs on the largest
+RBFSampler + SGDClassifier (epochs while within T, bench_fullscale.py's) and exact SVMs on the largest
 doubling subsample that fits within T (bench_fullscale.py's). One trial each, evaluated once at the
 end on the data set's test part; one process at a time.
 
@@ -15,13 +15,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import yaml
-from bench_fullscale import error_of, exact_svm  # scripts/ is on sys.path
+from bench_fullscale import exact_svm, rff_sgd  # scripts/ is on sys.path
 from bench_scaling import REPO, kernelbench_command
 
 from kernelbench.data import load_dataset, prepare
@@ -56,28 +55,6 @@ def run_config(path: Path, seconds: float, threads: int, out: Path) -> dict:
             "note": f"stop {json.dumps(stop)}"}
 
 
-def rff_sgd(data, gamma: float, seconds: float, components: int, seed: int) -> dict:
-    """RBFSampler + SGDClassifier (hinge): epochs of partial_fit in chunks while within T."""
-    from sklearn.kernel_approximation import RBFSampler
-    from sklearn.linear_model import SGDClassifier
-
-    X, y = data.X_train, data.y_train
-    classes = np.unique(y)
-    rff = RBFSampler(gamma=gamma, n_components=components, random_state=seed)
-    clf = SGDClassifier(loss="hinge", random_state=seed)
-    started, epochs = time.perf_counter(), 0
-    rff.fit(X[:1])
-    Z = None
-    while time.perf_counter() - started < seconds:
-        Z = rff.transform(X) if Z is None else Z
-        clf.partial_fit(Z, y, classes=classes)
-        epochs += 1
-    took = time.perf_counter() - started
-    return {"method": f"RBFSampler({components}) + SGDClassifier", "train_seconds": took, "status": "ok",
-            "test_error": error_of(lambda A: clf.predict(rff.transform(A)), data.X_test, data.y_test),
-            "note": f"{epochs} epoch(s)"}
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", required=True)
@@ -107,7 +84,8 @@ def main(argv=None):
     if hasattr(data.X_train, "toarray"):
         data.X_train, data.X_test = data.X_train.toarray(), data.X_test.toarray()
     gamma = median_gamma(data.X_train, seed=args.seed)
-    rows.append(rff_sgd(data, gamma, args.seconds, args.rff_components, args.seed))
+    rows.append(rff_sgd(data, gamma, components=args.rff_components, seconds=args.seconds,
+                        threads=args.threads, seed=args.seed))
     print(rows[-1], flush=True)
     svm_args = SimpleNamespace(svm_C=1.0, svm_start=2000, threads=args.threads, seed=args.seed)
     with tempfile.TemporaryDirectory() as workdir:

@@ -129,7 +129,8 @@ def test_bench_scaling_end_to_end_tiny(tmp_path):
 
 
 @pytest.mark.slow          # a benchmark run end to end (scripts/bench_fullscale.py)
-def test_bench_fullscale_end_to_end_tiny(tmp_path):
+@pytest.mark.parametrize("shape,d", [("susy", 18), ("higgs", 28)])
+def test_bench_fullscale_end_to_end_tiny(tmp_path, shape, d):
     # scikit-learn-intelex hidden (a package that fails to import shadows it): the script must say
     # so and go on, whether or not it is installed here
     shadow = tmp_path / "shadow" / "sklearnex"
@@ -137,13 +138,17 @@ def test_bench_fullscale_end_to_end_tiny(tmp_path):
     (shadow / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
     out = tmp_path / "bench"
     # a fixed shared budget (--seconds) in place of T_rff keeps the LIBSVM sizes independent of load
-    stdout = _run(["scripts/bench_fullscale.py", "--n", "3000", "--n-test", "500", "--seconds", "1",
+    stdout = _run(["scripts/bench_fullscale.py", "--shape", shape, "--n", "3000", "--n-test", "500", "--seconds", "1",
                    "--ours", "dsg", "--svm", "libsvm", "sklearnex", "--svm-start", "3000",
                    "--out", str(out)], tmp_path,
                   env={"PYTHONPATH": os.pathsep.join([str(tmp_path / "shadow"), os.environ.get("PYTHONPATH", "")])})
     table = pd.read_csv(out / "fullscale.csv", keep_default_na=False, na_values=[""]).set_index("method")
     rff = table[table["kind"] == "user pipeline"].iloc[0]
     assert rff["n_train"] == 3000 and 0 <= rff["test_error"] <= 1 and rff["train_seconds"] > 0
+    # with a shared budget the pipeline trains for it (epochs while within T), not one epoch
+    assert 1 <= rff["train_seconds"] < 3 and "epochs within 1 s" in rff["note"]
+    assert table["dataset"].eq(f"synthetic {shape} replica (variant 1)").all()
+    assert f"{shape.upper()} replica (variant 1): 3,000 training, 500 test rows, d = {d}" in stdout
     for name in ("dsg",):
         row = table.loc[name]
         assert row["status"] == "ok" and 0 <= row["test_error"] <= 1
