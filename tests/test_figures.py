@@ -273,3 +273,26 @@ def test_untagged_results_draw_only_the_generic_figure(tmp_path):
     data_driven = sorted(p.name for p in written if p.stem not in DATA_FREE)
     assert data_driven == ["objective_vs_time.pdf", "objective_vs_time.png"]
     assert all(p.stem in DATA_FREE for p in render_all(tmp_path / "empty", tmp_path / "figs2"))
+
+
+def test_palette_png_keeps_the_picture_in_fewer_bytes(tmp_path):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from kernelbench.figures.base import save_figure
+
+    def draw():
+        fig, ax = plt.subplots(figsize=(6, 3))
+        for k in range(5):
+            ax.plot(np.linspace(0, 1, 200) ** (k + 1), label=f"curve {k}")
+        ax.legend()
+        return fig
+
+    full = save_figure(draw(), tmp_path / "full")[0]
+    small = save_figure(draw(), tmp_path / "small", palette=True)[0]
+    a, b = Image.open(full), Image.open(small)
+    assert b.mode == "P" and a.size == b.size
+    assert small.stat().st_size < full.stat().st_size
+    # the same picture: each pixel's colour moves by a few levels at most on average
+    diff = np.abs(np.asarray(a.convert("RGB"), dtype=int) - np.asarray(b.convert("RGB"), dtype=int))
+    assert diff.mean() < 2

@@ -24,10 +24,10 @@ from .base import DATA_FREE, FIGURES, register_figure, save_figure
 __all__ = ["FIGURES", "register_figure", "render_all", "save_figure"]
 
 
-def render_all(results_dir, out_dir, *, prefix: str = "", formats=("png", "pdf")) -> list[Path]:
+def render_all(results_dir, out_dir, *, prefix: str = "", formats=("png", "pdf"), palette: bool = False) -> list[Path]:
     """Render every registered figure (those whose name starts with `prefix`, e.g. "geng2019_")
-    that has data under results_dir, and the selected data-free ones, in `formats`; returns the
-    files written."""
+    that has data under results_dir, and the selected data-free ones, in `formats` (`palette`: see
+    save_figure); returns the files written."""
     df = collect_results(results_dir)
     written = []
     selected = [(name, make) for name, make in sorted(FIGURES.items())
@@ -37,5 +37,5 @@ def render_all(results_dir, out_dir, *, prefix: str = "", formats=("png", "pdf")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, make in selected:
-        written += save_figure(make(df), out / name, formats=formats)
+        written += save_figure(make(df), out / name, formats=formats, palette=palette)
     return written

@@ -6,6 +6,7 @@ Qaadan Fig. 2, from the merging tables) registers with `needs_results=False`.
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Callable
 
@@ -63,14 +64,23 @@ def register_figure(name: str, *, needs_results: bool = True):
     return decorate
 
 
-def save_figure(fig, stem: Path, formats=("png",)) -> list[Path]:
-    """Write `fig` as stem.png (and the other formats), close it; [] for no figure."""
+def save_figure(fig, stem: Path, formats=("png",), *, palette: bool = False) -> list[Path]:
+    """Write `fig` as stem.png (and the other formats), close it; [] for no figure. `palette`: PNGs
+    with 256 colours (a third of the bytes; line plots use few colours) for files that are committed."""
     if fig is None:
         return []
     written = []
     for ext in formats:
         path = Path(stem).with_name(f"{Path(stem).name}.{ext}")
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        if ext == "png" and palette:
+            from PIL import Image
+
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
+            image = Image.open(buffer).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+            image.save(path, optimize=True)
+        else:
+            fig.savefig(path, dpi=120, bbox_inches="tight")
         written.append(path)
     plt.close(fig)
     return written
