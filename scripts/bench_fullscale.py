@@ -101,26 +101,23 @@ def rff_sgd(data, gamma: float, *, components: int, seconds: float | None = None
     rff = RBFSampler(gamma=gamma, n_components=components, random_state=seed)
     clf = SGDClassifier(loss="hinge", alpha=alpha, random_state=seed)
     keep = X.shape[0] * components * 8 <= cache_mb * 2**20
-    cached, epochs, rows_seen = {}, 0, 0
+    chunks = range(0, X.shape[0], chunk_rows)
+    cached, steps, rows_seen = {}, 0, 0
     with threadpool_limits(limits=threads, user_api="blas"):
         started = time.perf_counter()
         rff.fit(X[:1])                                     # draws ω; needs only the dimension
-        within = True
-        while within:
-            for r0 in range(0, X.shape[0], chunk_rows):
-                Z = cached.get(r0)
-                if Z is None:
-                    Z = rff.transform(X[r0:r0 + chunk_rows])
-                    if keep:
-                        cached[r0] = Z
-                clf.partial_fit(Z, y[r0:r0 + chunk_rows], classes=classes)
-                rows_seen += Z.shape[0]
-                if seconds is not None and time.perf_counter() - started >= seconds:
-                    within = False
-                    break
-            else:
-                epochs += 1
-                within = within and seconds is not None and time.perf_counter() - started < seconds
+        while True:
+            r0 = chunks[steps % len(chunks)]
+            Z = cached.get(r0)
+            if Z is None:
+                Z = rff.transform(X[r0:r0 + chunk_rows])
+                if keep:
+                    cached[r0] = Z
+            clf.partial_fit(Z, y[r0:r0 + chunk_rows], classes=classes)
+            rows_seen += Z.shape[0]
+            steps += 1
+            if (time.perf_counter() - started >= seconds) if seconds is not None else steps == len(chunks):
+                break
         took = time.perf_counter() - started
         error = error_of(lambda A: clf.predict(rff.transform(A)), data.X_test, data.y_test)
     budget = "one epoch" if seconds is None else f"{rows_seen / X.shape[0]:.3g} epochs within {seconds:g} s"
