@@ -198,6 +198,21 @@ def test_grid_cv_uses_the_paper_folds(tmp_path):
     assert "tsgs3vm" in algorithms()
 
 
+def test_labeled_only_folds_train_as_many_steps_as_the_refit(tmp_path):
+    """A supervised algorithm under labeled_only fits the 20 labeled rows in every paper fold and in
+    the refit: the fifth of the unlabeled rows each fold adds is never seen, so it must not scale
+    the fold's passes (which would train five times the refit's steps)."""
+    cfg = config_from_dict({"name": "sslgrid", "dataset": {"name": "digits86", "test": 0.3, "labeled": 20,
+                                                           "labeled_only": True},
+                            "algorithm": {"name": "dsg", "params": {"batch_size": 4, "block_size": 8}},
+                            "grid": {"C": [1.0, 10.0]}, "cv": 5, "trials": 1, "stop": {"passes": 3}})
+    folder = grid_search(cfg, out_dir=tmp_path, quiet=True)
+    final = pd.read_csv(folder / "results.csv").query("final == 1")
+    cv, refit = final[final["fold"].notna()], final[final["fold"].isna()]
+    assert len(cv) == 10 and len(refit) == 1
+    assert (cv["samples_seen"] == 3 * 20).all() and (refit["samples_seen"] == 3 * 20).all()
+
+
 # ---------------------------------------------------------------------------------------------
 # y without unlabeled rows; scikit-learn's checks with unlabeled rows
 # ---------------------------------------------------------------------------------------------

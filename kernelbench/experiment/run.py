@@ -16,7 +16,7 @@ from .cells import Cell, Execution, execute, finished_rows
 from .folder import open_run
 from .prepare import Prepared, describe, determinism, prepare_experiment, smoke_config
 from .splits import selection_splits
-from .stopping import same_training
+from .stopping import split_stop
 
 SUMMARY_COLUMNS = ("params", "trial", "status", "test_error", "test_mse", "train_seconds")
 
@@ -78,7 +78,7 @@ def paper_protocol_cells(cfg: ExperimentConfig, prepared: Prepared, grid_cells, 
             yield Cell(params={**cfg.algorithm.params, **g}, trial=trial, seed=seed, fold=i,
                        train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows,
                        every=cfg.evaluate.every, on=cfg.evaluate.on,
-                       stop=same_training(cfg.stop, n_file, len(train_rows)))
+                       stop=split_stop(cfg, cfg.stop, n_file, train_rows, labeled_rows))
 
 
 def fold_means(rows: list[dict]) -> list[dict]:

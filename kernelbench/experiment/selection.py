@@ -13,7 +13,7 @@ from kernelbench.solvers.kernels import median_gamma
 
 from .cells import Cell, Execution, execute, finished_rows
 from .prepare import Prepared
-from .stopping import same_training
+from .stopping import split_stop
 
 REFIT_COLUMNS = ("trial", "status", "test_error", "test_mse", "train_seconds")
 
@@ -58,7 +58,7 @@ def validation_cells(cfg: ExperimentConfig, settings: list[tuple[int, dict]], sp
     (same_training), so that settings are compared at the training they will get."""
     return [Cell(params={**cfg.algorithm.params, **values}, trial=trial, seed=cfg.seed, fold=i,
                  train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows, on=(metric,),
-                 curve=False, stop=same_training(stop, n_train, len(train_rows)), budget=budget)
+                 curve=False, stop=split_stop(cfg, stop, n_train, train_rows, labeled_rows), budget=budget)
             for trial, values in settings for i, (train_rows, valid_rows, labeled_rows) in enumerate(splits)]
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from kernelbench.config import StopConfig, TuneConfig
+import numpy as np
+
+from kernelbench.config import ExperimentConfig, StopConfig, TuneConfig
 
 
 def same_training(stop: StopConfig, n_train: int, n_split: int) -> StopConfig:
@@ -18,6 +20,16 @@ def same_training(stop: StopConfig, n_train: int, n_split: int) -> StopConfig:
         return stop
     return replace(stop, passes=stop.passes * n_train / n_split)
 
+
+def split_stop(cfg: ExperimentConfig, stop: StopConfig, n_train: int, train_rows, labeled_rows) -> StopConfig:
+    """The stop rule of a validation split (indices `train_rows`, of which `labeled_rows` keep their
+    labels) whose refit trains on the n_train rows of the training part: same_training over the rows
+    the algorithm fits. A supervised algorithm under dataset.labeled_only fits the labeled rows
+    alone, in the split and in the refit; the papers' protocol adds a fifth of the unlabeled rows to
+    each split, which it never sees, so they must not count."""
+    if cfg.dataset.labeled_only and labeled_rows is not None:
+        return same_training(stop, min(cfg.dataset.labeled, n_train), int(np.isin(train_rows, labeled_rows).sum()))
+    return same_training(stop, n_train, len(train_rows))
 
 def total_steps(stop: StopConfig, est) -> float:
     """Iterations the stop rule allows a begun estimator; with none of passes / iterations /
