@@ -32,7 +32,7 @@ and written to <out>/fullscale.csv (default results/bench/fullscale.csv) for the
 
 --shape higgs keeps every solver's SUSY config settings: none was chosen on HIGGS.
 
---variant 2 generates the held-out replica (kernelbench.data.synthetic: another decision function
+--variant 2 (or 3) generates a held-out replica (kernelbench.data.synthetic: another decision function
 and noise level) that no config was chosen on: a schedule that holds only on variant 1 shows here.
 
 Threads: --threads for our solvers, the BLAS of the RFF pipeline and oneDAL; LIBSVM has one.
@@ -291,8 +291,8 @@ def main(argv=None):
     parser.add_argument("--ours", nargs="*", default=list(OURS), help="our solvers at the same wall time")
     parser.add_argument("--peers", nargs="*", default=list(PEERS),
                         help="methods no paper ran (Falkon), at the same wall time")
-    parser.add_argument("--variant", type=int, default=1, choices=(1, 2),
-                        help="the replica's generator: 1 (the configs were chosen on it) or 2 (held out)")
+    parser.add_argument("--variant", type=int, default=1, choices=(1, 2, 3),
+                        help="the replica's generator: 1 (the configs were chosen on it), 2 or 3 (held out)")
     parser.add_argument("--svm", nargs="*", default=["libsvm", "sklearnex"], choices=["libsvm", "sklearnex"],
                         help="exact SVMs grown within the budget (none: --svm)")
     parser.add_argument("--svm-start", type=int, default=2000, help="first subsample size (doubled)")

@@ -46,7 +46,7 @@ def error(model, X, y) -> str:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=("falkon-grid", "dsg-gamma", "dsg-passes"))
-    ap.add_argument("--variant", type=int, default=2, choices=(1, 2))
+    ap.add_argument("--variant", type=int, default=2, choices=(1, 2, 3))
     ap.add_argument("--n", type=int, default=None, help="training rows used (a prefix; default: all but the validating)")
     ap.add_argument("--centres", type=int, default=1024)
     ap.add_argument("--gamma", nargs="+", default=["0.0125", "0.025", "0.05", "0.1", "0.2"])
