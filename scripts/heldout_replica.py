@@ -5,11 +5,14 @@ part is printed beside the validation error, never chosen on.
     python scripts/heldout_replica.py falkon-grid --variant 2 --n 500000 --centres 1024
     python scripts/heldout_replica.py dsg-gamma --variant 2 --gamma median 0.05
     python scripts/heldout_replica.py dsg-passes --variant 2 --n 1000000 --gamma 0.05 --passes 1 2 4
+    python scripts/heldout_replica.py linear --variant 3 [--shape higgs]
 
 falkon-grid: Falkon's validation error over γ × λ (10 CG iterations) on the first n training rows.
 dsg-gamma:   DSG with susy_dsg_gu2018's settings but γ, on all training rows but the validating ones.
 dsg-passes:  the same DSG (one γ) on the first n rows for 1, 2, ... passes, and Falkon (M = 2,048,
              20 iterations, λ = 10⁻⁶) on those rows: optimisation error against approximation error.
+linear:      a linear classifier (scikit-learn's LogisticRegression, its defaults) on the standardised
+             features: how much of a replica's problem needs no kernel at all.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import time
 
 import numpy as np
 import yaml
+from sklearn.linear_model import LogisticRegression
 from bench_scaling import REPO  # scripts/ is on sys.path
 
 from kernelbench.solvers.falkon import FalkonClassifier
@@ -27,9 +31,9 @@ from kernelbench.estimators import algorithms
 VALIDATION_ROWS = 200_000
 
 
-def replica(variant: int):
+def replica(variant: int, shape: str = "susy"):
     return prepare(load_dataset("synthetic", test="official", progress=False, dtype="float32",
-                                synthetic={"shape": "susy", "variant": variant}), scale="standard")
+                                synthetic={"shape": shape, "variant": variant}), scale="standard")
 
 
 def dsg(gamma, passes: int, threads: int):
@@ -45,7 +49,8 @@ def error(model, X, y) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("what", choices=("falkon-grid", "dsg-gamma", "dsg-passes"))
+    ap.add_argument("what", choices=("falkon-grid", "dsg-gamma", "dsg-passes", "linear"))
+    ap.add_argument("--shape", default="susy", choices=("susy", "higgs"))
     ap.add_argument("--variant", type=int, default=2, choices=(1, 2, 3))
     ap.add_argument("--n", type=int, default=None, help="training rows used (a prefix; default: all but the validating)")
     ap.add_argument("--centres", type=int, default=1024)
@@ -55,14 +60,19 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
 
-    data = replica(args.variant)
+    data = replica(args.variant, args.shape)
     X, y = data.X_train, data.y_train
     Xv, yv = X[-VALIDATION_ROWS:], y[-VALIDATION_ROWS:]
     n = min(args.n or X.shape[0] - VALIDATION_ROWS, X.shape[0] - VALIDATION_ROWS)
     Xf, yf = X[:n], y[:n]
-    print(f"variant {args.variant}: training on {n:,} rows, validating on the last {VALIDATION_ROWS:,} "
+    print(f"{args.shape} variant {args.variant}: training on {n:,} rows, validating on the last {VALIDATION_ROWS:,} "
           f"training rows", flush=True)
-    if args.what == "falkon-grid":
+    if args.what == "linear":
+        started = time.perf_counter()
+        model = LogisticRegression().fit(Xf, yf)
+        print(f"linear logistic regression: {time.perf_counter() - started:.1f} s, validation "
+              f"{error(model, Xv, yv)}, test {error(model, data.X_test, data.y_test)}", flush=True)
+    elif args.what == "falkon-grid":
         for gamma in args.gamma:
             for lam in args.lambdas:
                 started = time.perf_counter()
