@@ -17,12 +17,13 @@ from pathlib import Path
 import yaml
 from bench_scaling import kernelbench_command
 
+from kernelbench.data.synthetic import VARIANTS
 from kernelbench.results import read_results
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variant", type=int, default=2, choices=(1, 2, 3), help="the replica's generator")
+    ap.add_argument("--variant", type=int, default=2, choices=VARIANTS, help="the replica's generator")
     ap.add_argument("--n", type=int, default=None, help="training rows (default: the published 4.5 M)")
     ap.add_argument("--gamma", type=float, required=True)
     ap.add_argument("--C", type=float, required=True, help="λ = 1/(n C)")

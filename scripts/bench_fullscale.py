@@ -277,6 +277,8 @@ def run_config(name: str, kind: str, stop_extra: dict, args, out: Path, *, wall_
 # ------------------------------------------------------------------ main
 
 def main(argv=None):
+    from kernelbench.data.synthetic import SHAPES, VARIANTS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shape", default="susy", choices=("susy", "higgs"),
@@ -291,7 +293,7 @@ def main(argv=None):
     parser.add_argument("--ours", nargs="*", default=list(OURS), help="our solvers at the same wall time")
     parser.add_argument("--peers", nargs="*", default=list(PEERS),
                         help="methods no paper ran (Falkon), at the same wall time")
-    parser.add_argument("--variant", type=int, default=1, choices=(1, 2, 3),
+    parser.add_argument("--variant", type=int, default=1, choices=VARIANTS,
                         help="the replica's generator: 1 (the configs were chosen on it), 2 or 3 (held out)")
     parser.add_argument("--svm", nargs="*", default=["libsvm", "sklearnex"], choices=["libsvm", "sklearnex"],
                         help="exact SVMs grown within the budget (none: --svm)")
@@ -307,8 +309,6 @@ def main(argv=None):
     parser.add_argument("--configs", type=Path, default=REPO / "configs")
     parser.add_argument("--out", type=Path, default=REPO / "results" / "bench")
     args = parser.parse_args(argv)
-    from kernelbench.data.synthetic import SHAPES
-
     args.n = args.n or SHAPES[args.shape].n_train
     args.n_test = args.n_test or SHAPES[args.shape].n_test
 

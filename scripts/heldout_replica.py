@@ -26,6 +26,7 @@ from bench_scaling import REPO  # scripts/ is on sys.path
 
 from kernelbench.solvers.falkon import FalkonClassifier
 from kernelbench.data import load_dataset, prepare
+from kernelbench.data.synthetic import VARIANTS
 from kernelbench.estimators import algorithms
 
 VALIDATION_ROWS = 200_000
@@ -51,7 +52,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=("falkon-grid", "dsg-gamma", "dsg-passes", "linear"))
     ap.add_argument("--shape", default="susy", choices=("susy", "higgs"))
-    ap.add_argument("--variant", type=int, default=2, choices=(1, 2, 3))
+    ap.add_argument("--variant", type=int, default=2, choices=VARIANTS)
     ap.add_argument("--n", type=int, default=None, help="training rows used (a prefix; default: all but the validating)")
     ap.add_argument("--centres", type=int, default=1024)
     ap.add_argument("--gamma", nargs="+", default=["0.0125", "0.025", "0.05", "0.1", "0.2"])

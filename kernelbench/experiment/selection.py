@@ -55,7 +55,7 @@ def validation_cells(cfg: ExperimentConfig, settings: list[tuple[int, dict]], sp
     """A cell per (setting, split), setting-major: `settings` are (trial number, searched values)
     over the config's parameters; each split's validation rows are scored in the `metric` column
     at the end only. A split trains as many steps as the refit on the whole training part
-    (same_training), so that settings are compared at the training they will get."""
+    (split_stop), so that settings are compared at the training they will get."""
     return [Cell(params={**cfg.algorithm.params, **values}, trial=trial, seed=cfg.seed, fold=i,
                  train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows, on=(metric,),
                  curve=False, stop=split_stop(cfg, stop, n_train, train_rows, labeled_rows), budget=budget)

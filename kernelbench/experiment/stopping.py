@@ -31,6 +31,7 @@ def split_stop(cfg: ExperimentConfig, stop: StopConfig, n_train: int, train_rows
         return same_training(stop, min(cfg.dataset.labeled, n_train), int(np.isin(train_rows, labeled_rows).sum()))
     return same_training(stop, n_train, len(train_rows))
 
+
 def total_steps(stop: StopConfig, est) -> float:
     """Iterations the stop rule allows a begun estimator; with none of passes / iterations /
     seconds, those of its own fit (its `passes`, resolved at begin where `auto`)."""
