@@ -218,6 +218,7 @@ class ExperimentConfig:
     tune: TuneConfig = TuneConfig()
     protocol: str = "held-out"          # one of PROTOCOLS
     then: dict = dataclasses.field(default_factory=dict)     # second grid stage ({} = none), as `grid`
+    shortened: str | None = None        # how it departs from the paper's protocol to fit a budget
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,6 +293,7 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
         # only when not the default: held-out runs keep the config (and resume) they had before
         **({"protocol": cfg.protocol} if cfg.protocol != "held-out" else {}),
         **({"then": _plain(cfg.then)} if cfg.then else {}),     # only when set, as protocol
+        **({"shortened": cfg.shortened} if cfg.shortened else {}),
     }
 
 
@@ -888,7 +890,16 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
     return ExperimentConfig(name=name, dataset=dataset, algorithm=algorithm, grid=grid, cv=cv,
                             trials=trials, seed=seed, stop=stop, evaluate=evaluate, tags=tags,
                             source=source, search=search, tune=tune, protocol=protocol,
-                            then=then)
+                            then=then, shortened=_validate_shortened(data.get("shortened")))
+
+
+def _validate_shortened(raw) -> str | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > 500:
+        _fail("shortened", f"expected a sentence of at most 500 characters saying how the config departs from "
+                           f"the paper's protocol (e.g. 'a 4 x 4 sub-grid of the 7 x 7, 3 trials'), got {_show(raw)}")
+    return " ".join(raw.split())
 
 
 def _validate_protocol(raw, dataset: DatasetConfig) -> str:

@@ -335,12 +335,15 @@ def _check_same_report(paper: str, results_dir, files: dict[str, dict[str, str]]
                                f"report it); `kernelbench publish {paper} --points 0` publishes every row meanwhile")
 
 
-def absent_data_text(absent: dict | None) -> str | None:
-    """The ABSENT_FILE text of {dataset: the command that gets it}: "" when nothing is absent (the
-    file is removed), None when unknown (kept as it is)."""
-    if absent is None:
+def absent_data_text(absent: dict | None, not_run: dict | None = None) -> str | None:
+    """The ABSENT_FILE text of {dataset: the command that gets it} and {config file: its state} of
+    the runnable experiments not run: "" when nothing is absent (the file is removed), None when
+    unknown (kept as it is)."""
+    if absent is None and not_run is None:
         return None
-    return json.dumps({"datasets": dict(sorted(absent.items()))}, indent=1) + "\n" if absent else ""
+    record = {key: dict(sorted(found.items())) for key, found in (("datasets", absent), ("experiments", not_run))
+              if found}
+    return json.dumps(record, indent=1) + "\n" if record else ""
 
 
 def _write_absent(path: Path, text: str | None) -> None:
@@ -356,10 +359,12 @@ def _write_absent(path: Path, text: str | None) -> None:
 
 def publish(paper: str | None = None, *, results_dir="results", out_dir=f"results/{PUBLISHED_DIR}",
             max_points: int = MAX_POINTS, prune: bool = False, reproduction="REPRODUCTION.md",
-            absent_data=None, figures_dir=None, echo=print) -> dict:
+            absent_data=None, not_run=None, figures_dir=None, echo=print) -> dict:
     """Publish the runs of `paper` (every paper with runs, for None) found under results_dir into
     out_dir/<paper>/, with the data its configs need and this machine lacks (`absent_data(paper)`:
-    {dataset: the command that gets it}, reproduce.absent_data; None: not recorded), then regenerate `reproduction` (None: not) and the papers'
+    {dataset: the command that gets it}, reproduce.absent_data; None: not recorded) and its runnable
+    experiments without a finished run (`not_run(paper)`: {config file: state}, reproduce.not_run),
+    then regenerate `reproduction` (None: not) and the papers'
     figures (PNG, into figures_dir; None: not) from out_dir alone. A published
     copy of the same experiment and config hash as a run published now is replaced (removed); the
     others not under results_dir are kept unless `prune`. Returns {paper: {"written": [...],
@@ -396,7 +401,8 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
         done = {"written": [], "unchanged": [], "replaced": [], "kept": [], "pruned": []}
         for run_id, texts in sorted(files.items()):
             done["written" if _write(out_dir / p / run_id, texts) else "unchanged"].append(run_id)
-        _write_absent(out_dir / p / ABSENT_FILE, absent_data_text(absent_data(p) if absent_data else None))
+        _write_absent(out_dir / p / ABSENT_FILE, absent_data_text(absent_data(p) if absent_data else None,
+                                                                   not_run(p) if not_run else None))
         published_now = {_setting_of(json.loads(texts[META_FILE])) for texts in files.values()} - {None}
         for folder in _published_folders(out_dir / p, leave_out=files):
             superseded = _setting_of(folder) in published_now

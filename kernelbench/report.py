@@ -389,9 +389,7 @@ def verdict_and_reason(row: dict, absent: dict | None = None) -> tuple[str, str]
                      else measured)
 
 
-def absent_data(published_dir, paper_id: str) -> dict:
-    """{dataset: the command that gets it} of the data the machine that published the paper's runs
-    had no copy of (kernelbench publish writes it); {} when none is recorded."""
+def _absent_record(published_dir, paper_id: str) -> dict:
     path = Path(published_dir) / paper_id / ABSENT_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -399,7 +397,24 @@ def absent_data(published_dir, paper_id: str) -> dict:
         return {}
     except (OSError, ValueError) as e:
         raise OutputError(f"cannot read {path}: {e}; `kernelbench publish {paper_id}` writes it again") from e
-    return dict(data.get("datasets") or {}) if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def absent_data(published_dir, paper_id: str) -> dict:
+    """{dataset: the command that gets it} of the data the machine that published the paper's runs
+    had no copy of (kernelbench publish writes it); {} when none is recorded."""
+    return dict(_absent_record(published_dir, paper_id).get("datasets") or {})
+
+
+def not_run_experiments(published_dir, paper_id: str) -> dict:
+    """{config file: its state} of the paper's experiments the publishing machine could run but
+    published no finished run of (kernelbench publish writes it); {} when none is recorded."""
+    return dict(_absent_record(published_dir, paper_id).get("experiments") or {})
+
+
+def shortened(record: RunRecord) -> str | None:
+    """How the run's config departs from its paper's protocol to fit a budget (config `shortened`)."""
+    return (record.config or {}).get("shortened")
 
 
 def _run_line(folder: Path, record: RunRecord) -> str:
@@ -418,7 +433,8 @@ def _run_line(folder: Path, record: RunRecord) -> str:
     commit = (record.git_commit or "?")[:10] + (" (dirty)" if record.git_dirty else "")
     digest = record.extra.get("config_hash") or (config_hash(record.config) if record.config else "?")
     cells = [", ".join(sorted(set(rows[c]) - {""})) for c in ("dataset", "algorithm")]
-    return (f"| {record.run_id} | {record.status} | {cells[0]} | {cells[1]} | {len(ok)} of {len(final)} | "
+    status = record.status + (" (shortened: below)" if shortened(record) else "")
+    return (f"| {record.run_id} | {status} | {cells[0]} | {cells[1]} | {len(ok)} of {len(final)} | "
             f"{measured} | {duration_text(record.duration_seconds, '')} | {commit} | {digest[:12]} | "
             f"{_machine_text(record.machine)} | python {versions.get('python', '?')}, "
             f"kernelbench {versions.get('kernelbench', '?')}, numpy {versions.get('numpy', '?')}, "
@@ -433,13 +449,19 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
     but the runs' own."""
     _, table = build_report([published_dir])
     runs: dict[str, list[str]] = {}
+    cut: dict[str, list[str]] = {}          # per paper: the shortened runs, with how
+    cut_ids: set[str] = set()
     for folder in run_folders(published_dir):
         try:
             record = RunRecord.load(folder)
         except OutputError:
             continue
         if not record.smoke:
-            runs.setdefault((record.tags or {}).get("paper", ""), []).append(_run_line(folder, record))
+            paper_id = (record.tags or {}).get("paper", "")
+            runs.setdefault(paper_id, []).append(_run_line(folder, record))
+            if shortened(record):
+                cut.setdefault(paper_id, []).append(f"- {record.run_id}: {shortened(record)}")
+                cut_ids.add(record.run_id)
     papers = report_papers()
     lines = ["# Reproduction: our numbers next to the papers'", "",
              (f"Generated from the published runs ({_shown(published_dir)}/, written by `kernelbench publish`) by "
@@ -472,7 +494,7 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
                          f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {verdict} | "
-                         f"{reason} | {', '.join(r['runs'])} |")
+                         f"{reason} | {', '.join(x + (' (shortened)' if x in cut_ids else '') for x in r['runs'])} |")
         if mine:
             lines.append("")
         if p.not_tabulated:
@@ -481,6 +503,13 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
             lines += [("| published run | status | dataset | algorithm | finished cells (ok of all) | measured "
                        "(range over cells) | wall time | commit | config sha256 | machine | versions |"),
                       "|---|" + "---|" * 10, *runs[p.id], ""]
+        if cut.get(p.id):
+            lines += ["Shortened to fit the publishing machine's budget (each config says how it departs from the "
+                      "paper's protocol):", "", *cut[p.id], ""]
+        left = not_run_experiments(published_dir, p.id)
+        if left:
+            lines += ["Runnable here but not run for this publication (`kernelbench reproduce "
+                      f"{p.id}` runs them):", "", *(f"- {name}: {state}" for name, state in sorted(left.items())), ""]
     return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
 
 

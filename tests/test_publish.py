@@ -25,7 +25,7 @@ from kernelbench.report import (
     reproduction_markdown,
     verdict_and_reason,
 )
-from kernelbench.reproduce import absent_data, experiments, matrix
+from kernelbench.reproduce import absent_data, experiments, matrix, not_run
 from kernelbench.results import ABSENT_FILE, Run, collect_results, read_results, run_folders
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,6 +164,44 @@ def test_claims_without_data_here_and_explained_differences_say_why(tmp_path):
     publish("dai2014", results_dir=out, out_dir=published, reproduction=None, echo=lambda line: None,
             absent_data=lambda paper: absent_data(paper, configs, out))
     assert not (published / "dai2014" / ABSENT_FILE).exists()
+
+
+def test_shortened_runs_and_experiments_left_out_are_named_in_the_report(tmp_path):
+    """A publication never leaves a departure from the paper's protocol, or an experiment it could
+    have run, unsaid: a config's `shortened` sentence follows its run into REPRODUCTION.md, and every
+    runnable experiment without a finished run is listed."""
+    out, published, reproduction = tmp_path / "results", tmp_path / "results" / "published", tmp_path / "R.md"
+    why = "2 trials of the paper's 10, to fit the machine's budget"
+    run = dai_run(out, "a9a_dsg_dai2014", [0.150, 0.157], {"name": "a9a_dsg_dai2014", "shortened": why})
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "synthetic_dsg_a.yaml").write_text(TINY.format(name="synthetic_dsg_a", trials=1))
+    publish("dai2014", results_dir=out, out_dir=published, reproduction=reproduction, echo=lambda line: None,
+            absent_data=lambda paper: absent_data(paper, configs, out),
+            not_run=lambda paper: not_run(paper, configs, out, published))
+    assert json.loads((published / "dai2014" / ABSENT_FILE).read_text()) == {
+        "experiments": {"synthetic_dsg_a.yaml": "to run"}}
+    text = reproduction.read_text()
+    claim = next(x for x in text.splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
+    assert claim.endswith(f"| {run.path.name} (shortened) |")
+    assert f"| {run.path.name} | finished (shortened: below) |" in text
+    assert f"- {run.path.name}: {why}" in text and "- synthetic_dsg_a.yaml: to run" in text
+
+    # once the experiment has run (here, or published from elsewhere), nothing is listed
+    run_experiment(load_config(configs / "synthetic_dsg_a.yaml"), out_dir=out, quiet=True)
+    publish("dai2014", results_dir=out, out_dir=published, reproduction=reproduction, echo=lambda line: None,
+            absent_data=lambda paper: absent_data(paper, configs, out),
+            not_run=lambda paper: not_run(paper, configs, out, published))
+    assert not (published / "dai2014" / ABSENT_FILE).exists()
+    assert "Runnable here but not run" not in reproduction.read_text()
+    assert not_run("dai2014", configs, tmp_path / "elsewhere", published) == {}
+
+    # a config says it in a sentence, or it is refused
+    for bad in ("", 3, ["fewer trials"]):
+        path = tmp_path / "bad.yaml"
+        path.write_text(TINY.format(name="bad", trials=1) + f"shortened: {json.dumps(bad)}\n")
+        with pytest.raises(ConfigError, match="shortened"):
+            load_config(path)
 
 
 def located_runs(root):

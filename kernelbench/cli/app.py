@@ -323,11 +323,13 @@ def publish(
     --prune. --out inside --results must lie in a folder named `published` (the one the readers of
     --results leave out)."""
     from kernelbench.publish import publish as publish_runs
-    from kernelbench.reproduce import absent_data
+    from kernelbench.reproduce import absent_data, not_run
 
+    known = configs.is_dir()
     publish_runs(paper, results_dir=results, out_dir=out, max_points=points, prune=prune,
                  reproduction=reproduction, figures_dir=out / "figures", echo=typer.echo,
-                 absent_data=(lambda p: absent_data(p, configs, results)) if configs.is_dir() else None)
+                 absent_data=(lambda p: absent_data(p, configs, results)) if known else None,
+                 not_run=(lambda p: not_run(p, configs, results, out)) if known else None)
 
 
 @app.command()

@@ -82,8 +82,16 @@ def _kill_cycle(tmp_path, kill_points: int, seed: int):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         proc.stderr.close()
-        killed += 1
         folders = run_folders(out)
+        meta_file = folders[0] / "run.json" if folders else None
+        if meta_file is not None and meta_file.exists() and \
+                json.loads(meta_file.read_text())["status"] == "finished":
+            # the kill landed after the run had written its last row and closed: only a complete
+            # run may say so; it counts as finished before the kill point
+            assert len(check_results_file(folders[0] / "results.csv")) == total_rows
+            shutil.rmtree(out)
+            continue
+        killed += 1
         # --resume reuses the folder; none yet when the kill came before the run created it
         # (a kill point at 0 rows after a few ms: seed 2's first draw)
         assert len(folders) <= 1, folders
