@@ -149,15 +149,16 @@ def absent_data(paper: str, configs_dir, out_dir) -> dict:
 
 
 def not_run(paper: str, configs_dir, out_dir, published_dir=None) -> dict:
-    """{config file: its state} of the paper's experiments that could run here (their data is here)
-    but have no finished run under out_dir, nor a finished published one of the same config under
-    published_dir/<paper> (what `kernelbench publish` records, so that the report names every
-    experiment a publication left out instead of leaving it out silently)."""
+    """{config file: "not run" or "unfinished", with its time estimate} of the paper's experiments
+    that could run here (their data is here) but have no finished run under out_dir, nor a finished
+    published one of the same config under published_dir/<paper> (what `kernelbench publish`
+    records, so that the report names every experiment a publication left out, never silently)."""
     def published(e: Experiment) -> bool:
         run = Run.latest(Path(published_dir) / paper, e.cfg.name, config_to_dict(e.cfg)) if published_dir else None
         return run is not None and run.status == "finished"
 
-    return {e.path.name: e.state + (f" (estimate {duration_text(e.estimate)})" if e.estimate else "")
+    words = {"to run": "not run", "resume": "unfinished"}
+    return {e.path.name: words[e.state] + (f" (estimate {duration_text(e.estimate)})" if e.estimate else "")
             for e in experiments(paper, configs_dir, out_dir) if not e.missing and not e.done and not published(e)}
 
 

@@ -180,12 +180,12 @@ def test_shortened_runs_and_experiments_left_out_are_named_in_the_report(tmp_pat
             absent_data=lambda paper: absent_data(paper, configs, out),
             not_run=lambda paper: not_run(paper, configs, out, published))
     assert json.loads((published / "dai2014" / ABSENT_FILE).read_text()) == {
-        "experiments": {"synthetic_dsg_a.yaml": "to run"}}
+        "experiments": {"synthetic_dsg_a.yaml": "not run"}}
     text = reproduction.read_text()
     claim = next(x for x in text.splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
     assert claim.endswith(f"| {run.path.name} (shortened) |")
     assert f"| {run.path.name} | finished (shortened: below) |" in text
-    assert f"- {run.path.name}: {why}" in text and "- synthetic_dsg_a.yaml: to run" in text
+    assert f"- {run.path.name}: {why}" in text and "- synthetic_dsg_a.yaml: not run" in text
 
     # once the experiment has run (here, or published from elsewhere), nothing is listed
     run_experiment(load_config(configs / "synthetic_dsg_a.yaml"), out_dir=out, quiet=True)
