@@ -3,7 +3,7 @@ the training part: its last 200,000 rows validate, the rest (or a prefix of it) 
 part is printed beside the validation error, never chosen on.
 
     python scripts/heldout_replica.py falkon-grid --variant 2 --n 500000 --centres 1024
-    python scripts/heldout_replica.py dsg-gamma --variant 2 --gamma median 0.05
+    python scripts/heldout_replica.py dsg-gamma --variant 2 --gamma median scale 0.05
     python scripts/heldout_replica.py dsg-passes --variant 2 --n 1000000 --gamma 0.05 --passes 1 2 4
     python scripts/heldout_replica.py linear --variant 3 [--shape higgs]
 
@@ -39,7 +39,7 @@ def replica(variant: int, shape: str = "susy"):
 
 def dsg(gamma, passes: int, threads: int):
     params = yaml.safe_load((REPO / "configs" / "susy_dsg_gu2018.yaml").read_text())["algorithm"]["params"]
-    params.update(gamma=gamma if gamma == "median" else float(gamma), passes=passes, threads=threads,
+    params.update(gamma=gamma if gamma in ("median", "scale") else float(gamma), passes=passes, threads=threads,
                   random_state=0)
     return algorithms()["dsg"].estimator_class("binary")(**params)
 
