@@ -348,6 +348,23 @@ def test_run_on_a_user_data_file(tmp_path, data_dir):
     assert frame["test_error"].notna().all()               # default test: a 0.2 split
 
 
+
+def test_set_dataset_runs_a_config_whose_own_data_is_missing(tmp_path, data_dir):
+    """A full-size config pointed at other data from the command line (here SUSY, absent, replaced by a
+    small synthetic replica) runs: the missing-data check reads the data the overrides name."""
+    config = tmp_path / "full.yaml"
+    config.write_text("dataset: {name: susy, test: official, scale: standard}\nalgorithm: dsg\nstop: {passes: 1}\n")
+    out = tmp_path / "out"
+    proc = kb("run", config, "--out", out, "-q", "--set", "dataset.name=synthetic", "--set", "dataset.n=2000",
+              "--set", "dataset.n_test=500", data_dir=data_dir, cwd=tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    folder, = run_folders(out)
+    frame = pd.read_csv(folder / "results.csv")
+    assert (frame["status"] == "ok").all() and frame["test_error"].notna().all()
+    assert json.loads((folder / "run.json").read_text())["config"]["dataset"]["name"] == "synthetic"
+    proc = kb("run", config, "--out", out, "-q", "--set", "dataset={name: susy}", data_dir=data_dir, cwd=tmp_path)
+    assert proc.returncode == 2 and "susy" in proc.stderr.lower(), describe(proc)   # still checked
+
 # ------------------------------------------------------------------------------------ bad input -> exit 2
 
 QUICK = "dataset: {name: digits86}\nalgorithm: dsg\n"

@@ -72,17 +72,22 @@ def _execution(jobs, scheduler):
     return Execution(jobs=jobs, scheduler=scheduler)
 
 
-def _dataset_files_first(config: Path) -> None:
+def _dataset_files_first(config: Path, overrides: dict | None = None) -> None:
     """A registry dataset the config needs but nobody has (no cache or mirror copy, no network)
     fails here, in well under a second — before the algorithm modules (scikit-learn, the compiled
-    cores) are imported to validate the rest of the config. Anything unusual is left to load_config."""
+    cores) are imported to validate the rest of the config. The command line's dataset overrides
+    (--set dataset.name=...) say which data that is. Anything unusual is left to load_config."""
     try:
-        raw = yaml.safe_load(Path(config).read_text())
-        name = raw["dataset"]["name"]
-        spec = get_spec(name)
+        dataset = dict(yaml.safe_load(Path(config).read_text())["dataset"])
+        for key, value in (overrides or {}).items():
+            if key == "dataset" and isinstance(value, dict):
+                dataset = dict(value)
+            elif key.startswith("dataset."):
+                dataset[key.removeprefix("dataset.")] = value
+        spec = get_spec(dataset["name"])
     except Exception:       # unreadable, invalid or unknown: load_config says what is wrong
         return
-    test = raw["dataset"].get("test", "official") if isinstance(raw["dataset"], dict) else "official"
+    test = dataset.get("test", "official")
     roles = ("train", "test") if test == "official" else ("train",)
     for role in roles:
         if role in spec.files and resolve_local(spec.files[role]) is None:
@@ -107,11 +112,11 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
-    _dataset_files_first(config)
+    overrides = _overrides(seed, threads, trials, sets)
+    _dataset_files_first(config, overrides)
     from kernelbench.config import load_config
     from kernelbench.experiment import run_experiment
 
-    overrides = _overrides(seed, threads, trials, sets)
     if protocol is not None:
         overrides["protocol"] = protocol
     cfg = load_config(config, overrides=overrides)
@@ -145,11 +150,11 @@ def grid(
 ):
     """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
     cell refitted and evaluated on the test part."""
-    _dataset_files_first(config or DEFAULT_CONFIG)
+    overrides = _overrides(seed, threads, sets=sets)
+    _dataset_files_first(config or DEFAULT_CONFIG, overrides)
     from kernelbench.config import load_config
     from kernelbench.experiment import grid_search
 
-    overrides = _overrides(seed, threads, sets=sets)
     if cv is not None:
         if cv < 2:
             raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
@@ -184,11 +189,11 @@ def tune(
     """Model selection on the training part only: settings sampled from the search space, bad ones
     stopped early (successive halving on the training budget), the best written as a runnable
     config (<run folder>/<name>.tuned.yaml), refitted and scored on the test part."""
-    _dataset_files_first(config)
+    overrides = _overrides(seed, threads, sets=sets)
+    _dataset_files_first(config, overrides)
     from kernelbench.config import load_config
     from kernelbench.experiment import tune as tune_search
 
-    overrides = _overrides(seed, threads, sets=sets)
     if budget is not None:
         overrides["tune.budget"] = budget
     if candidates is not None:
