@@ -100,8 +100,9 @@ def main(argv=None):
               f"(rank {int(keep.sum())}); features {time.perf_counter() - started:.1f} s", flush=True)
 
         Y = one_vs_all(y_fit, classes)
-        G = (Phi.T.astype(np.float64) @ Phi) / n
-        b = (Phi.T.astype(np.float64) @ Y) / n
+        Phi_T = Phi.T.astype(np.float64)         # the normal equations in float64, Φᵀ converted once
+        G, b = (Phi_T @ Phi) / n, (Phi_T @ Y) / n
+        del Phi_T
         rows = []
         for lam in LAMBDAS:
             beta = np.linalg.solve(G + lam * np.eye(G.shape[0]), b)

@@ -348,7 +348,6 @@ def test_run_on_a_user_data_file(tmp_path, data_dir):
     assert frame["test_error"].notna().all()               # default test: a 0.2 split
 
 
-
 def test_set_dataset_runs_a_config_whose_own_data_is_missing(tmp_path, data_dir):
     """A full-size config pointed at other data from the command line (here SUSY, absent, replaced by a
     small synthetic replica) runs: the missing-data check reads the data the overrides name."""
@@ -364,6 +363,7 @@ def test_set_dataset_runs_a_config_whose_own_data_is_missing(tmp_path, data_dir)
     assert json.loads((folder / "run.json").read_text())["config"]["dataset"]["name"] == "synthetic"
     proc = kb("run", config, "--out", out, "-q", "--set", "dataset={name: susy}", data_dir=data_dir, cwd=tmp_path)
     assert proc.returncode == 2 and "susy" in proc.stderr.lower(), describe(proc)   # still checked
+
 
 # ------------------------------------------------------------------------------------ bad input -> exit 2
 
