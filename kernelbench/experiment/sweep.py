@@ -29,16 +29,18 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from kernelbench._io import atomic_write_text, safe_name
+from kernelbench._io import safe_name
 from kernelbench.config import ExperimentConfig, config_to_dict, load_config
 from kernelbench.errors import KernelbenchError
-from kernelbench.results import META_FILE, Run, RunRecord, final_rows, read_results
+from kernelbench.results import Run, final_rows, read_results
+
+from kernelbench.figures.scaling import stop_reason
 
 from .cells import params_json
 from .metrics import score
@@ -48,7 +50,6 @@ from .timing import trace
 
 PREDICT_SIZES = "predict.n_test"          # the evaluation-side key: test rows per `predict` call
 PREDICT_REPEAT = 3                        # best of this many timings per size (one when over 2 s)
-STOP_REASONS = ("time", "budget", "memory", "error")
 _MEMORY_WORDS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 
 
@@ -68,9 +69,9 @@ class Point:
     values: dict
     name: str
     folder: Path | None = None
-    stopped: str = ""                     # "" or one of STOP_REASONS
+    stopped: str = ""                     # "" or a reason of figures.scaling.stop_reason
     message: str = ""
-    extra: dict = field(default_factory=dict)
+    wall_seconds: float | None = None     # a point run as its own process: its wall time
 
 
 def sweep_points(over: dict) -> list[dict]:
@@ -86,23 +87,6 @@ def point_name(name: str, values: dict, swept) -> str:
         text = f"{value:g}" if isinstance(value, float) else str(value)
         parts.append(text if last == "name" else f"{last}{text}")
     return safe_name("-".join(parts), default=name)
-
-
-def stop_reason(status, train_seconds, budget, counters="") -> str:
-    """Why a point ends its line, from its final row: the reason a sweep wrote (`counters.stopped`:
-    time, memory, error), `budget` for a size the solver refused (skipped: an O(n²) baseline past
-    max_points), `time` when training reached the budget, `error` when it failed; "" otherwise."""
-    written = json.loads(counters).get("stopped", "") if isinstance(counters, str) and counters else ""
-    if written:
-        return written
-    if status == "skipped":
-        return "budget"
-    if status in ("failed", "diverged"):
-        return "error"
-    if budget is not None and train_seconds is not None and math.isfinite(budget) \
-            and train_seconds >= budget:
-        return "time"
-    return ""
 
 
 def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits=Limits(),
@@ -181,12 +165,12 @@ def run_as_process(point: Point, overrides: dict, out_dir, limits: Limits) -> No
         os.killpg(proc.pid, signal.SIGKILL)    # the child's own session: only what this started
         output, _ = proc.communicate()
         killed = True
-    point.extra["wall_seconds"] = time.perf_counter() - started
+    point.wall_seconds = time.perf_counter() - started
     point.folder = _named_folder(output) or _newest_folder(Path(out_dir), point.name)
     tail = (output.strip().splitlines() or [""])[-1][-400:]
     if killed:
         point.stopped = "time"
-        point.message = (f"killed at the wall-clock limit after {point.extra['wall_seconds']:.0f} s "
+        point.message = (f"killed at the wall-clock limit after {point.wall_seconds:.0f} s "
                          f"(training budget {limits.seconds:g} s)")
     elif proc.returncode != 0:
         memory = any(word in output[-5000:] for word in _MEMORY_WORDS)
@@ -220,10 +204,7 @@ def finish_point(point: Point, cfg: ExperimentConfig, values: dict, budget=None)
                     "seed": cfg.seed, "iteration": 0, "status": "failed", "message": point.message,
                     "counters": json.dumps({"stopped": point.stopped}), "final": 1})
         run.finish("failed", error=point.message)
-    record = RunRecord.load(point.folder)
-    record.extra["sweep"] = {key: values[key] for key in values}
-    atomic_write_text(Path(point.folder) / META_FILE,
-                      json.dumps(record.to_dict(), indent=2, default=str) + "\n")
+    Run.open(point.folder).update(sweep=dict(values))
     if not point.stopped:
         last = final_rows(read_results(point.folder))
         if len(last):
