@@ -155,6 +155,7 @@ def test_a_test_size_sweep_trains_once_and_times_predict_at_each_size(tmp_path):
     config = _config(tmp_path, "pred", tags={"paper": "gu2018", "figure": "fig1"})
     sizes = [100, 400, 1600]
     (point,) = run_sweep([config], {"predict.n_test": sizes}, out_dir=tmp_path / "out", echo=lambda _: None)
+    assert point.name == "pred-predict_time"                       # never taken for the config's own run
     rows = read_results(point.folder)
     assert [json.loads(c)["n_test"] for c in rows["counters"]] == sizes
     assert (rows["predict_seconds"] > 0).all() and rows["final"].tolist() == [0, 0, 1]

@@ -105,7 +105,9 @@ def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits
             outer = tuple(json.dumps(values[k], default=str) for k in list(over)[:-1])
             if outer in limited:
                 continue
-            cfg, overrides = point_config(config, values, swept, limits)
+            # a predict-time run is named apart: `reproduce` must not take it for the config's own run
+            cfg, overrides = point_config(config, values, swept, limits,
+                                          suffix="-predict_time" if sizes is not None else "")
             point = Point(config, values, cfg.name)
             if sizes is not None:
                 point.folder = time_predictions(cfg, sizes, out_dir=out_dir, command=command)
@@ -125,11 +127,11 @@ def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits
     return points
 
 
-def point_config(config: Path, values: dict, swept, limits: Limits) -> tuple[ExperimentConfig, dict]:
+def point_config(config: Path, values: dict, swept, limits: Limits, suffix: str = "") -> tuple[ExperimentConfig, dict]:
     """The validated config of one point, and the overrides that give it (for a child process)."""
     overrides = dict(values)
     cfg = load_config(config, overrides=overrides)
-    overrides["name"] = point_name(cfg.name, values, swept)
+    overrides["name"] = point_name(cfg.name, values, swept) + suffix
     if limits.seconds is not None:
         overrides["stop.seconds"] = min(cfg.stop.seconds or math.inf, float(limits.seconds))
     return load_config(config, overrides=overrides), overrides
