@@ -22,7 +22,8 @@ from kernelbench.errors import ConfigError  # noqa: E402
 from kernelbench.experiment.sweep import Limits, point_name, run_sweep, sweep_points  # noqa: E402
 from kernelbench.figures import gu_asydsskl  # noqa: E402  (its test_time: not collected)
 from kernelbench.figures.gu_asydsskl import speedup, thread_speedups  # noqa: E402
-from kernelbench.figures.scaling import fit_slope, scaling_rows, slopes, stop_reason, time_and_memory_vs_size  # noqa: E402
+from kernelbench.figures.scaling import (fit_slope, scaling_rows, slopes, stop_reason,  # noqa: E402
+                                         time_and_memory_vs_size)
 from kernelbench.results import RunRecord, collect_results, final_rows, read_results  # noqa: E402
 
 
@@ -30,8 +31,8 @@ COST_GROWTH = {"paper": "geng2019", "figure": "fig2", "panel": "cost growth"}
 
 
 def _config(tmp_path, name="tiny", **sections):
-    config = {"name": name, "tags": COST_GROWTH, "dataset": {"name": "synthetic", "shape": "susy", "n": 1500, "n_test": 300,
-                                        "scale": "standard"},
+    config = {"name": name, "tags": COST_GROWTH,
+              "dataset": {"name": "synthetic", "shape": "susy", "n": 1500, "n_test": 300, "scale": "standard"},
               "algorithm": {"name": "dsg", "params": {"batch_size": 16, "block_size": 16}},
               "stop": {"passes": 1}, "evaluate": {"every": 10**9, "on": ["test_error"]}}
     config.update(sections)

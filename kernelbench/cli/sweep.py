@@ -35,7 +35,8 @@ def sweep(
                                              "its values (repeatable)"),
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders"),
     processes: bool = typer.Option(False, "--processes", help="each point in its own `kernelbench run` process"),
-    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="training budget of a point (stop.seconds)"),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds",
+                                                help="training budget of a point (stop.seconds)"),
     grace: float = typer.Option(180.0, "--grace", help="with --processes: wall-clock slack past --max-seconds"),
     max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="with --processes: address-space "
                                                   "limit of a point's process"),

@@ -127,7 +127,8 @@ def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits
     return points
 
 
-def point_config(config: Path, values: dict, swept, limits: Limits, suffix: str = "") -> tuple[ExperimentConfig, dict]:
+def point_config(config: Path, values: dict, swept, limits: Limits,
+                 suffix: str = "") -> tuple[ExperimentConfig, dict]:
     """The validated config of one point, and the overrides that give it (for a child process)."""
     overrides = dict(values)
     cfg = load_config(config, overrides=overrides)
@@ -240,7 +241,8 @@ def time_predictions(cfg: ExperimentConfig, sizes, *, out_dir="results", command
     counters = fields.pop("counters", {})
     if "n_nonzero" in counters:           # AsyDSSKL evaluates its non-zero weights only
         fields["n_features"] = counters["n_nonzero"]
-    measure = {("test_mse" if regression else "test_error"): score(est.predict(data.X_test), data.y_test, regression)}
+    test_score = score(est.predict(data.X_test), data.y_test, regression)
+    measure = {("test_mse" if regression else "test_error"): test_score}
     base = {"experiment": cfg.name, "dataset": data.name, "algorithm": spec.name, "trial": 0, "seed": cfg.seed,
             "params": params_json(spec.defaults(), params), "iteration": est.n_iter_,
             "samples_seen": est.samples_seen_, "train_seconds": last.train_seconds, "threads": 1,

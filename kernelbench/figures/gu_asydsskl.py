@@ -3,11 +3,11 @@ dataset, every algorithm present: asydsskl, asygcd, dsg, libsvm, libsvm-p), Fig.
 of test samples) and Fig. 2 (objective vs time per thread count, and speedup vs threads).
 
 Only runs tagged {paper: gu2018} are drawn, so other papers' runs on the same data do not mix in:
-Fig. 1a-f the runs of the configs configs/*_gu2018.yaml (figure: fig1), never a sweep's; Fig. 1g-h the rows of a sweep over
-test sizes (`kernelbench sweep CONFIG --over predict.n_test=...`: predict_seconds and
-counters.n_test, figure: fig1); Fig. 2 the runs of a sweep over threads (`kernelbench sweep CONFIG
---over tags.figure=fig2 --over algorithm.params.threads=1,2`), one run per thread count. Curves are
-means over trials.
+Fig. 1a-f the runs of the configs configs/*_gu2018.yaml (figure: fig1), never a sweep's; Fig. 1g-h
+the rows of a sweep over test sizes (`kernelbench sweep CONFIG --over predict.n_test=...`:
+predict_seconds and counters.n_test, figure: fig1); Fig. 2 the runs of a sweep over threads
+(`kernelbench sweep CONFIG --over tags.figure=fig2 --over algorithm.params.threads=1,2`), one run
+per thread count. Curves are means over trials.
 """
 from __future__ import annotations
 
