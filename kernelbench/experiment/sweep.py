@@ -15,8 +15,8 @@ part), one row per size with `predict_seconds` and `counters.n_test`, all in one
 With `processes`, every point is its own `python -m kernelbench.cli run` process (the same code path,
 the point's values as `--set` overrides), so that run.json's `peak_memory_mb` is that point's own and a
 point can be held to an address-space limit and a wall-clock limit; a point past them gets a final row
-saying so (status failed, `counters.stopped`). A training-size sweep stops growing at the first point
-that reaches a limit (`stop_reason`): the rest of the last key's values are not run.
+saying so (status failed, `counters.stopped`). A line of points (the last key's values, e.g. growing
+training sizes) ends at its first point that reaches a limit (`stop_reason`): the rest are not run.
 """
 from __future__ import annotations
 
@@ -38,9 +38,8 @@ from threadpoolctl import threadpool_limits
 from kernelbench._io import safe_name
 from kernelbench.config import ExperimentConfig, config_to_dict, load_config
 from kernelbench.errors import KernelbenchError
-from kernelbench.results import Run, final_rows, read_results
-
 from kernelbench.figures.scaling import stop_reason
+from kernelbench.results import Run, final_rows, read_results
 
 from .cells import params_json
 from .metrics import score
