@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import yaml
 from sklearn.linear_model import LogisticRegression
-from bench_scaling import REPO  # scripts/ is on sys.path
 
 from kernelbench.solvers.falkon import FalkonClassifier
 from kernelbench.data import load_dataset, prepare
 from kernelbench.data.synthetic import VARIANTS
 from kernelbench.estimators import algorithms
 
+REPO = Path(__file__).resolve().parents[1]
 VALIDATION_ROWS = 200_000
 
 

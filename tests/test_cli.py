@@ -148,7 +148,7 @@ HELP_COMMANDS = [
     ([], []), (["run"], ["--out", "--seed", "--threads", "--smoke", "--quiet"]),
     (["grid"], ["--cv", "--out"]), (["datasets"], []), (["datasets", "list"], []),
     (["datasets", "info"], []), (["datasets", "fetch"], []), (["datasets", "path"], []),
-    (["algorithms"], []), (["figures"], ["--out"]),
+    (["algorithms"], []), (["figures"], ["--out"]), (["sweep"], ["--over", "--processes", "--max-seconds"]),
 ]
 
 

@@ -46,6 +46,8 @@ def _missing_files(cfg) -> list[str]:
 
     if cfg.dataset.name is None:          # a user file: load_config already checked it exists
         return []
+    if cfg.dataset.synthetic() is not None:   # generated: no file to miss
+        return []
     info = dataset_info(cfg.dataset.name)
     if info["format"] == "builtin":
         return []

@@ -1,6 +1,6 @@
 """The paper figures find their runs by tags (never by experiment names) and read sizes and pass
-counts from each run's resolved config: run folders are written with kernelbench.results.Run, as the
-runner and the scripts write them, and read back with collect_results."""
+counts from each run's resolved config: run folders are written with kernelbench.results.Run, as
+`kernelbench run` and `kernelbench sweep` write them, and read back with collect_results."""
 from __future__ import annotations
 
 import json
@@ -47,7 +47,7 @@ def test_geng_figures_select_by_tags_and_read_sizes_and_passes_from_the_runs(tmp
     geng3 = {"paper": "geng2019", "figure": "fig3", "panel": "Cod RNA"}
     sizes = [1000, 2000, 4000, 8000]
     assert math.isclose(loglog_slope(np.array(sizes), 3e-6 * np.array(sizes) ** 1.5), 1.5, rel_tol=1e-9)
-    for n in sizes:         # scripts/geng_scaling.py: the config's tags with figure fig2, one size each
+    for n in sizes:         # a sweep over dataset.subsample: the config's tags with figure fig2, one size each
         for algorithm in ("tsgs3vm", "frs3vm"):
             make_run(tmp_path, f"scaling-{algorithm}-{n}", {**geng3, "figure": "fig2"}, n_train=n,
                      config={"stop": {"passes": 1}},
@@ -158,9 +158,9 @@ def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
     assert speedup(df) is None                                     # no run tagged fig2
 
 
-def test_speedup_figure_reads_per_seed_bench_rows(tmp_path):
-    """Gu et al. Fig. 2 from scripts/bench_asydsskl.py rows: T_1 / T_k per seed, where T_k is the
-    first time the k-thread curve reaches the same seed's 1-thread final objective."""
+def test_speedup_figure_reads_per_seed_rows_of_one_run_per_thread_count(tmp_path):
+    """Gu et al. Fig. 2 from a threads sweep (one run per thread count): T_1 / T_k per seed, where
+    T_k is the first time the k-thread curve reaches the same seed's 1-thread final objective."""
     rows = []
     for seed, (t_two, floor) in enumerate([(2.0, 0.5), (2.5, 0.5), (4.0, 0.6)]):
         for it in range(6):          # 1 thread: objective 1/(it+1) at it seconds -> final 1/6 at 5 s
@@ -168,8 +168,9 @@ def test_speedup_figure_reads_per_seed_bench_rows(tmp_path):
         for it in range(8):          # 2 threads: same curve, `t_two`× faster; the last seed stalls
             value = 1 / (it + 1) if seed < 2 else max(1 / (it + 1), floor)
             rows.append(dict(seed=seed, threads=2, iteration=it, train_seconds=it / t_two, objective=value))
-    make_run(tmp_path, "gu_speedup", {"paper": "gu2018", "figure": "fig2", "role": "ours"},
-             rows=[{"dataset": "ijcnn1", "algorithm": "asydsskl", **r} for r in rows])
+    for k in (1, 2):
+        make_run(tmp_path, f"ijcnn1_asydsskl_gu2018-threads{k}", {"paper": "gu2018", "figure": "fig2", "role": "ours"},
+                 rows=[{"dataset": "ijcnn1", "algorithm": "asydsskl", **r} for r in rows if r["threads"] == k])
     df = collect_results(tmp_path)
     got = thread_speedups(df)
     assert got[1] == [1.0, 1.0, 1.0]

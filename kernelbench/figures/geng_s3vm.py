@@ -8,8 +8,9 @@ tsvm-cccp = BLS3VM) and the supervised comparison (dsg or libsvm with dataset.la
 same algorithm trained on the 200 labeled rows alone). A TSGS3VM run of more than one pass
 (stop.passes in its resolved config) is its own method. Fig. 3 draws the runs tagged figure: fig3
 (configs/<dataset>_<method>.yaml), held-out runs and `protocol: paper` runs (each trial the mean
-of its folds) in two figures, never one box; Fig. 2 those tagged figure: fig2 (scripts/geng_scaling.py and
-part B's scripts/ssl_baseline_scaling.py), at the training size each run used (run.json's
+of its folds) in two figures, never one box; Fig. 2 those tagged figure: fig2 (a sweep over training
+sizes: `kernelbench sweep configs/<dataset>_<method>.yaml --over tags.figure=fig2 --over
+dataset.subsample=5000,10000,20000,40000`), at the training size each run used (run.json's
 dataset.n_train: labeled + unlabeled rows).
 """
 from __future__ import annotations

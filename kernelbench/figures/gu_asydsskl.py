@@ -1,12 +1,13 @@
 """Gu et al. 2018 (AsyDSSKL): Fig. 1a–f (test accuracy or MSE vs training time, one panel per
 dataset, every algorithm present: asydsskl, asygcd, dsg, libsvm, libsvm-p), Fig. 1g–h (testing time vs number
-of test samples, from scripts/gu_test_time.py's results) and Fig. 2 (objective vs time per thread
-count, and speedup vs threads, from scripts/bench_asydsskl.py's results).
+of test samples) and Fig. 2 (objective vs time per thread count, and speedup vs threads).
 
 Only runs tagged {paper: gu2018} are drawn, so other papers' runs on the same data do not mix in:
-Fig. 1a-f the configs configs/*_gu2018.yaml (figure: fig1), Fig. 1g-h the run of
-scripts/gu_test_time.py (figure: fig1, panel: "(g-h)"), Fig. 2 the run of scripts/bench_asydsskl.py
-(figure: fig2). Curves are means over trials.
+Fig. 1a-f the runs of the configs configs/*_gu2018.yaml (figure: fig1), never a sweep's; Fig. 1g-h
+the rows of a sweep over test sizes (`kernelbench sweep CONFIG --over predict.n_test=...`:
+predict_seconds and counters.n_test, figure: fig1); Fig. 2 the runs of a sweep over threads
+(`kernelbench sweep CONFIG --over tags.figure=fig2 --over algorithm.params.threads=1,2`), one run
+per thread count. Curves are means over trials.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import json
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, is_peer, peer_label, register_figure
 from kernelbench.results import tagged
@@ -27,7 +29,13 @@ PANELS = {"covtype_binary": (1, "(a) Covtype B"), "covtype_subset20k": (1, "(a) 
           "rcv1": (2, "(b) RCV1"), "susy": (3, "(c) SUSY"), "ijcnn1": (4, "ijcnn1 (added)"),
           "a9a": (5, "a9a (added)"), "covtype": (6, "(d) Covtype M"), "mnist": (7, "(e) MNIST"),
           "aloi": (8, "(f) Aloi"), "abalone": (9, "abalone (added)")}
-TEST_TIME_PANEL = "(g-h)"      # Fig. 1g-h: testing time vs test size (scripts/gu_test_time.py)
+
+
+def _test_sizes(rows):
+    """counters.n_test of each row: the test size a predict-time row was timed at (NaN elsewhere)."""
+    if rows.empty:
+        return pd.Series(dtype=float)
+    return rows["counters"].map(lambda c: json.loads(c).get("n_test", np.nan) if c else np.nan).astype(float)
 
 
 def _gu_rows(df, figure):
@@ -46,7 +54,9 @@ def _order(names):
 
 def _curves(df, metric, ylabel, transform):
     rows = _gu_rows(df, "fig1")
-    rows = rows[rows["panel"] != TEST_TIME_PANEL] if len(rows) else rows
+    rows = rows[_test_sizes(rows).isna()] if len(rows) else rows      # not the predict-time rows
+    if len(rows) and "sweep" in rows:      # a sweep's runs are points of another curve, not trials
+        rows = rows[rows["sweep"] == ""]
     rows = rows[rows[metric].notna()] if metric in rows else rows.iloc[0:0]
     if rows.empty:
         return None
@@ -98,12 +108,12 @@ def mse_vs_time(df):
 
 @register_figure("gu2018_fig1gh_test_time")
 def test_time(df):
-    """Fig. 1g–h: testing time vs number of test samples (scripts/gu_test_time.py)."""
+    """Fig. 1g–h: testing time vs number of test samples (a sweep over predict.n_test)."""
     rows = _gu_rows(df, "fig1")
-    rows = rows[rows["panel"] == TEST_TIME_PANEL] if len(rows) else rows
+    rows = rows.assign(n_test=_test_sizes(rows)) if len(rows) else rows
+    rows = rows[rows["n_test"].notna() & rows["predict_seconds"].notna()] if len(rows) else rows
     if rows.empty:
         return None
-    rows = rows.assign(n_test=[json.loads(c).get("n_test", np.nan) for c in rows["counters"]])
     datasets = _order(rows["dataset"].unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
     for ax, name in zip(axes[0], datasets):
@@ -136,9 +146,9 @@ def time_to_reach(seconds, objectives, target):
 
 
 def thread_speedups(rows):
-    """{threads k: [T_1 / T_k for each seed]} from the rows of one bench run and one dataset:
-    T_k is when the k-thread curve first reaches the final objective of the 1-thread run of the
-    same seed (Gu et al. Fig. 2b/d)."""
+    """{threads k: [T_1 / T_k for each seed]} from the rows of one dataset, one run per thread
+    count: T_k is when the k-thread curve first reaches the final objective of the 1-thread run
+    of the same seed (Gu et al. Fig. 2b/d)."""
     counts = sorted(int(k) for k in rows["threads"].unique())
     speedups = {k: [] for k in counts}
     for seed in sorted(rows["seed"].unique()):
@@ -155,7 +165,7 @@ def thread_speedups(rows):
 def speedup(df):
     """Fig. 2: objective vs time per thread count (the first seed), and speedup T_1 / T_k to reach
     the 1-thread final objective of the same seed: median over the seeds, bars from min to max
-    (scripts/bench_asydsskl.py --out)."""
+    (the latest run at each thread count of a sweep over algorithm.params.threads)."""
     rows = _gu_rows(df, "fig2")
     rows = rows[rows["objective"].notna()] if len(rows) else rows
     if rows.empty:
@@ -164,8 +174,8 @@ def speedup(df):
     fig, axes = plt.subplots(2, len(datasets), figsize=(4.4 * len(datasets), 7.0), squeeze=False)
     for col, name in enumerate(datasets):
         part = rows[rows["dataset"] == name]
-        run = part["run_id"].iloc[-1]                      # the latest bench run of this dataset
-        part = part[part["run_id"] == run]
+        latest = part.groupby("threads")["run_id"].transform("max")   # a run id: its name, then its UTC start
+        part = part[part["run_id"] == latest]
         speedups = thread_speedups(part)
         counts, seeds = sorted(speedups), sorted(part["seed"].unique())
         ax = axes[0][col]

@@ -1,25 +1,26 @@
-"""Cost growth of every solver on a SUSY replica, drawn in the style of Geng et
-al. 2019, Fig. 2: training time vs training size, log-log, one line per solver with its fitted
-slope (1 = linear, 2 = quadratic); a second panel with the peak memory of each point's process.
+"""Cost growth of solvers on a training-size sweep, drawn in the style of Geng et al. 2019, Fig. 2:
+training time vs training size, log-log, one line per algorithm with its fitted slope (1 = linear,
+2 = quadratic); a second panel with the peak memory of each point's process.
 
-Which rows: the summary that scripts/bench_scaling.py writes as `<out>/results.csv` (default
-results/bench/scaling/results.csv), one row per (solver, training size), marked by the column
-`bench = "scaling"`. Each point was its own `kernelbench run` process; that run folder (results.csv
-and run.json) is named in `run_folder`. The summary carries what a run's own results.csv does not
-(the training size, the process's peak memory, why a line stops), so the figure reads it alone and
-`kernelbench figures results` finds it like any results file. The summary names the algorithm in
-`solver` (not `algorithm`), so the per-paper figures never mistake it for training rows.
+Which rows: the final rows of the points of a `kernelbench sweep` over a training size
+(`dataset.n` of a replica, or `dataset.subsample`) tagged panel: cost growth (a paper's own sweeps
+are its figures', e.g. geng2019_fig2). The size is the rows each point trained on (run.json's
+dataset.n_train; the swept value for a point stopped before it loaded its data), the peak memory
+run.json's (a point's own when the sweep ran it with --processes), e.g.
 
-Where a line stops, and why (column `stopped`, drawn on the dashed time-budget line):
-  ^  time: training took longer than the bench's --max-seconds (or the process was killed at its
-     wall-clock limit); bigger sizes were not run
+    kernelbench sweep configs/synthetic_dsg_cost_growth.yaml --processes --max-seconds 900 \
+        --over algorithm.name=dsg,bsgd,libsvm --over dataset.n=50000,158000,500000,1580000,5000000
+
+Where a line stops, and why (stop_reason, drawn on the dashed time-budget line):
+  ^  time: training reached the budget (stop.seconds), or the point was killed at its wall-clock limit
   x  budget: the solver refused the size itself (a `skipped` row: an O(n²) baseline past its
      max_samples / max_points, a feature matrix past its memory budget)
-  v  memory: the process ran out of the bench's memory limit
-  s  error: the run failed otherwise (the summary's message says how)
+  v  memory: the point's process ran out of the sweep's memory limit
+  s  error: the run failed otherwise (its message says how)
 """
 from __future__ import annotations
 
+import json
 import math
 
 import matplotlib.pyplot as plt
@@ -30,8 +31,10 @@ from matplotlib.ticker import NullFormatter
 
 from kernelbench.figures.base import register_figure
 from kernelbench.figures.geng_s3vm import loglog_slope
+from kernelbench.results import config_values, final_rows
 
-BENCH = "scaling"
+TRAINING_SIZE_KEYS = ("dataset.n", "dataset.subsample")
+PANEL = "cost growth"            # tags.panel of the sweeps drawn here (configs/synthetic_dsg_cost_growth.yaml)
 STOP_MARKERS = {"time": "^", "budget": "x", "memory": "v", "error": "s"}
 STOP_LABELS = {"time": "over the time budget", "budget": "refused by its own size/memory budget",
                "memory": "out of the memory limit", "error": "failed"}
@@ -48,17 +51,45 @@ def fit_slope(sizes, seconds) -> dict:
             "n_max": int(sizes.max()) if sizes.size else None, "points": int(sizes.size)}
 
 
+def stop_reason(status, train_seconds, budget, counters="") -> str:
+    """Why a point ends its line, from its final row: the reason a sweep wrote (`counters.stopped`:
+    time, memory, error), `budget` for a size the solver refused (skipped: an O(n²) baseline past
+    max_points), `time` when training reached the budget, `error` when it failed; "" otherwise."""
+    written = json.loads(counters).get("stopped", "") if isinstance(counters, str) and counters else ""
+    if written:
+        return written
+    if status == "skipped":
+        return "budget"
+    if status in ("failed", "diverged"):
+        return "error"
+    if budget is not None and train_seconds is not None and math.isfinite(budget) \
+            and train_seconds >= budget:
+        return "time"
+    return ""
+
+
+def _swept_size(text) -> float:
+    values = json.loads(text) if text else {}
+    return next((float(values[k]) for k in TRAINING_SIZE_KEYS if values.get(k) is not None), math.nan)
+
+
 def scaling_rows(df):
-    """The bench's summary rows (column bench == "scaling"), typed; empty if there are none."""
-    if df.empty or "bench" not in df.columns or "solver" not in df.columns:
+    """The final row of every point of a training-size sweep of the cost-growth panel, with `n` (rows
+    trained on), `budget` (stop.seconds) and `stopped` (why its line ends, "" if it does not); empty
+    if none."""
+    if df.empty or "sweep" not in df.columns or "panel" not in df.columns:
         return pd.DataFrame()
-    rows = df[df["bench"].astype(str) == BENCH].copy()
-    for column in ("n", "train_seconds", "peak_memory_mb", "data_mb", "max_seconds", "max_memory_mb",
-                   "test_error"):
-        if column in rows.columns:
-            rows[column] = pd.to_numeric(rows[column], errors="coerce").astype(float)
-    rows["stopped"] = rows["stopped"].fillna("").astype(str) if "stopped" in rows.columns else ""
-    return rows[rows["n"].notna()]
+    rows = final_rows(df)
+    swept = rows["sweep"].map(_swept_size)
+    rows = rows[swept.notna() & (rows["panel"] == PANEL)].copy()
+    if rows.empty:
+        return pd.DataFrame()
+    trained = pd.to_numeric(rows["n_train"], errors="coerce").astype(float)
+    rows["n"] = trained.where(trained.notna(), swept[rows.index])
+    rows["budget"] = pd.to_numeric(config_values(rows, "stop.seconds"), errors="coerce").astype(float)
+    rows["stopped"] = [stop_reason(r.status, r.train_seconds, None if math.isnan(r.budget) else r.budget,
+                                   r.counters) for r in rows.itertuples()]
+    return rows
 
 
 def finished(rows):
@@ -68,9 +99,9 @@ def finished(rows):
 
 
 def slopes(rows) -> dict:
-    """{solver: fit_slope(...)} over each solver's finished points."""
+    """{algorithm: fit_slope(...)} over each algorithm's finished points."""
     good = finished(rows)
-    return {solver: fit_slope(part["n"], part["train_seconds"]) for solver, part in good.groupby("solver")}
+    return {name: fit_slope(part["n"], part["train_seconds"]) for name, part in good.groupby("algorithm")}
 
 
 def _fmt_n(n) -> str:
@@ -87,23 +118,22 @@ def time_and_memory_vs_size(df):
     rows = scaling_rows(df)
     if rows.empty:
         return None
-    solvers = sorted(rows["solver"].astype(str).unique())
+    names = sorted(rows["algorithm"].astype(str).unique())
     cmap = plt.get_cmap("tab10")     # 10 colours, then the same colours dashed
-    colors = {s: cmap(i % 10) for i, s in enumerate(solvers)}
-    styles = {s: "-" if i < 10 else "--" for i, s in enumerate(solvers)}
-    budget = float(rows["max_seconds"].max()) if "max_seconds" in rows else math.nan
-    memory_limit = float(rows["max_memory_mb"].max()) if "max_memory_mb" in rows else math.nan
+    colors = {s: cmap(i % 10) for i, s in enumerate(names)}
+    styles = {s: "-" if i < 10 else "--" for i, s in enumerate(names)}
+    budget = float(rows["budget"].max())
     fitted = slopes(rows)
     good = finished(rows)
 
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12.5, 4.8))
     handles = []
-    for solver in solvers:
-        color = colors[solver]
-        part = good[good["solver"] == solver].groupby("n")[["train_seconds", "peak_memory_mb"]].mean()
-        stops = rows[(rows["solver"] == solver) & (rows["stopped"] != "")].sort_values("n")
-        fit = fitted.get(solver)
-        label = solver
+    for name in names:
+        color = colors[name]
+        part = good[good["algorithm"] == name].groupby("n")[["train_seconds", "peak_memory_mb"]].mean()
+        stops = rows[(rows["algorithm"] == name) & (rows["stopped"] != "")].sort_values("n")
+        fit = fitted.get(name)
+        label = name
         if fit and math.isfinite(fit["slope"]):
             label += f" (slope {fit['slope']:.2f}, {_fmt_n(fit['n_min'])}–{_fmt_n(fit['n_max'])})"
         elif not part.empty:
@@ -112,8 +142,8 @@ def time_and_memory_vs_size(df):
             first = stops.iloc[0]
             label += f"; stops at {_fmt_n(first['n'])}: {first['stopped']}"
         if not part.empty:
-            ax_t.loglog(part.index, part["train_seconds"], "o", ls=styles[solver], color=color, ms=3.5, lw=1.3)
-            ax_m.loglog(part.index, part["peak_memory_mb"], "o", ls=styles[solver], color=color, ms=3.5, lw=1.3)
+            ax_t.loglog(part.index, part["train_seconds"], "o", ls=styles[name], color=color, ms=3.5, lw=1.3)
+            ax_m.loglog(part.index, part["peak_memory_mb"], "o", ls=styles[name], color=color, ms=3.5, lw=1.3)
         for _, stop in stops.iterrows():
             marker = STOP_MARKERS.get(stop["stopped"], "s")
             y_time = float(budget if math.isfinite(budget) else stop["train_seconds"])
@@ -127,21 +157,12 @@ def time_and_memory_vs_size(df):
             if math.isfinite(float(stop.get("peak_memory_mb", math.nan))):
                 ax_m.plot([stop["n"]], [stop["peak_memory_mb"]], marker, color=color, ms=8, mew=2,
                           mfc="none" if marker != "x" else color)
-        handles.append(Line2D([], [], color=color, marker="o", ls=styles[solver], ms=3.5, lw=1.3, label=label))
+        handles.append(Line2D([], [], color=color, marker="o", ls=styles[name], ms=3.5, lw=1.3, label=label))
 
     if math.isfinite(budget):
         ax_t.axhline(budget, color="0.3", ls="--", lw=1)
         ax_t.text(0.99, budget, f"time budget {budget:g} s ", transform=ax_t.get_yaxis_transform(),
                   ha="right", va="top", fontsize=7, color="0.3")
-    if "data_mb" in rows and rows["data_mb"].notna().any():
-        data = rows.groupby("n")["data_mb"].max().sort_index()
-        ax_m.loglog(data.index, data.values, "--", color="0.5", lw=1)
-        ax_m.text(data.index[0], data.values[0], " training data (float64)", fontsize=7, color="0.4",
-                  ha="left", va="top")
-    if math.isfinite(memory_limit) and memory_limit > 0:
-        ax_m.axhline(memory_limit, color="0.3", ls="--", lw=1)
-        ax_m.text(0.01, memory_limit, f" memory limit {memory_limit / 1024:.3g} GiB",
-                  transform=ax_m.get_yaxis_transform(), va="top", fontsize=7, color="0.3")
     sizes = sorted(rows["n"].unique())
     for ax, ylabel in ((ax_t, "training time (s)"), (ax_m, "peak memory of the process (MB)")):
         ax.set_xscale("log")

@@ -89,6 +89,7 @@ class RunRecord:
     rungs: list | None = None                 # tune: budgets of successive halving
     eta: int | None = None                    # tune: halving factor
     tuned_config: str | None = None           # tune: the written config
+    sweep: dict | None = None                 # sweep: this point's swept config values {dotted key: value}
     extra: dict = field(default_factory=dict)
     given: set = field(default_factory=set, repr=False)   # fields of the second block that are set
 

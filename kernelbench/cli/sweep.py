@@ -1,0 +1,74 @@
+"""`kernelbench sweep`: configs run at every point of a grid of config values (experiment/sweep.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+import yaml
+
+from kernelbench.errors import ConfigError
+
+
+def parse_over(items) -> dict:
+    """--over KEY=V1,V2,... -> {key: [values]}, each value read as YAML (1e-3, true, [a, b] in quotes)."""
+    over: dict = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not text.strip():
+            raise ConfigError(f"--over {item!r}: expected KEY=V1,V2,... with a dotted config key, e.g. "
+                              "--over dataset.subsample=5000,10000")
+        try:
+            values = yaml.safe_load(f"[{text}]")
+        except yaml.YAMLError as e:
+            raise ConfigError(f"--over {item!r}: the values are not valid YAML ({e})") from None
+        if key in over:
+            raise ConfigError(f"--over {key} is given twice; give its values once, comma-separated")
+        over[key] = values
+    return over
+
+
+def sweep(
+    configs: list[Path] = typer.Argument(..., help="experiment YAMLs, each swept over the same points"),
+    over: Optional[list[str]] = typer.Option(None, "--over", help="KEY=V1,V2,... a dotted config key and "
+                                             "its values (repeatable)"),
+    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders"),
+    processes: bool = typer.Option(False, "--processes", help="each point in its own `kernelbench run` process"),
+    max_seconds: Optional[float] = typer.Option(None, "--max-seconds",
+                                                help="training budget of a point (stop.seconds)"),
+    grace: float = typer.Option(180.0, "--grace", help="with --processes: wall-clock slack past --max-seconds"),
+    max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="with --processes: address-space "
+                                                  "limit of a point's process"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+):
+    """Run configs at every point of a grid of config values: one ordinary run
+    folder per point, each validated like `kernelbench run` with the point's values.
+
+    --over KEY=V1,V2,... (repeatable) sweeps a dotted config key; one value
+    is a plain override (--over tags.figure=fig2). The points are the product
+    of the values, the last key fastest; each is named <name>-<key><value>
+    and its run.json records `sweep: {key: value}`. For example:
+
+      --over dataset.subsample=5000,10000,20000      time vs training size
+      --over algorithm.params.threads=1,2            speed-up vs threads
+      --over predict.n_test=1000,10000,50000         predict time vs test size
+                                 (trains once; one run folder, a row a size)
+
+    --processes: each point is its own `kernelbench run` process, so its
+    peak memory (run.json) is its own; --max-memory-mb limits it. --max-seconds
+    caps each point's training (stop.seconds) and, with --processes, kills a
+    point at max-seconds + --grace. A point past a limit, or refused by the
+    solver (an O(n^2) baseline past max_points: a "skipped" row), ends its
+    line: the larger values of the last key are not run.
+    """
+    from kernelbench.experiment.sweep import Limits, run_sweep    # heavy: see app.py's docstring
+
+    points = parse_over(over)
+    if not points:
+        raise ConfigError("kernelbench sweep needs at least one --over KEY=V1,V2,...")
+    if max_memory_mb and not processes:
+        raise ConfigError("--max-memory-mb limits a point's own process: add --processes")
+    run_sweep(configs, points, out_dir=out, processes=processes, quiet=quiet,
+              limits=Limits(seconds=max_seconds, grace=grace, memory_mb=max_memory_mb), echo=typer.echo)
+
