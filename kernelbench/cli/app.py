@@ -17,6 +17,7 @@ import yaml
 
 from kernelbench._io import atomic_write_text
 from kernelbench._vocab import PUBLISHED_POINTS
+from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.data.fetch import fetch_file, resolve_local
 from kernelbench.data.registry import get_spec
@@ -401,6 +402,7 @@ def report(
 
 
 app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
+app.command("bench")(bench)
 
 
 def _exit_interrupted(e: KeyboardInterrupt):
