@@ -17,12 +17,14 @@ from sklearn.datasets import make_classification
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import SGDClassifier
 from sklearn.svm import SVC
+from test_fullscale import registry_with
 
 from kernelbench.baselines.svm_subsample import doubling_sizes
 from kernelbench.benchmarks import BENCHMARKS, BenchOptions
 from kernelbench.benchmarks.run import bench_config
 from kernelbench.cli import main
 from kernelbench.config import load_config
+from kernelbench.data.synthetic import SyntheticSpec, write_files
 from kernelbench.estimators import algorithms
 from kernelbench.results import RunRecord, final_rows, read_results, run_folders
 from kernelbench.solvers.kernels import median_gamma
@@ -82,17 +84,25 @@ def test_a_benchmark_keeps_the_configs_settings_and_replaces_data_and_stop(tmp_p
     assert cfg.dataset == load_config(REPO / "configs" / "ijcnn1_dsg_gu2018.yaml").dataset
 
 
-def kb(*args, tmp_path):
-    env = {**os.environ, "KERNELBENCH_DATA": str(tmp_path / "cache"), "KERNELBENCH_OFFLINE": "1"}
+def kb(*args, tmp_path, env=None):
+    env = {**os.environ, "KERNELBENCH_DATA": str(tmp_path / "cache"), "KERNELBENCH_OFFLINE": "1", **(env or {})}
     return subprocess.run([sys.executable, "-m", "kernelbench.cli", *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=300)
 
 
-def test_bench_fullscale_tiny_writes_run_folders_and_the_table(tmp_path):
+def bench(*args) -> int:
+    """`kernelbench bench ARGS` in this process: its exit code."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", *args])
+    return exit_.value.code
+
+
+def test_bench_fullscale_tiny_writes_run_folders_and_the_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
     out = tmp_path / "bench"
-    proc = kb("bench", "fullscale", "--n", "2000", "--n-test", "500", "--seconds", "1", "--only", "rff-sgd",
-              "--only", "susy_dsg_gu2018", "--out", str(out), tmp_path=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert bench("fullscale", "--n", "2000", "--n-test", "500", "--seconds", "1", "--only", "rff-sgd",
+          "--only", "susy_dsg_gu2018", "--out", str(out)) == 0
+    stdout = capsys.readouterr().out
     runs = {RunRecord.load(p).experiment: p for p in run_folders(out / "runs")}
     assert set(runs) == {"fullscale-rff-sgd", "fullscale-susy_dsg_gu2018"}
     for name, folder in runs.items():
@@ -102,15 +112,34 @@ def test_bench_fullscale_tiny_writes_run_folders_and_the_table(tmp_path):
         assert last["status"] == "ok" and 0 <= last["test_error"] <= 1
     rff = final_rows(read_results(runs["fullscale-rff-sgd"])).iloc[-1]
     assert 1 <= rff["train_seconds"] < 3 and rff["samples_seen"] > 2000     # epochs while within T
-    assert "| rff-sgd | peer | 2,000 |" in proc.stdout and "lower than RFF + SGD" in proc.stdout
-    again = kb("bench", "fullscale", "--table", "--out", str(out), tmp_path=tmp_path)
-    assert again.returncode == 0 and "| susy_dsg_gu2018 | ours | 2,000 |" in again.stdout
+    assert "| rff-sgd | peer | 2,000 |" in stdout and "lower than RFF + SGD" in stdout
+    assert bench("fullscale", "--table", "--out", str(out)) == 0
+    assert "| susy_dsg_gu2018 | ours | 2,000 |" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("args, says", [(["nosuch"], "unknown benchmark 'nosuch'"),
                                         (["equal-time", "--seconds", "1"], "needs --dataset"),
                                         (["fullscale", "--only", "dgs"], "--only dgs: not a method")])
 def test_bad_bench_arguments_exit_2_naming_the_fix(tmp_path, capsys, args, says):
-    with pytest.raises(SystemExit) as exit_:
-        main(["bench", *args, "--out", str(tmp_path / "o")])
-    assert exit_.value.code == 2 and says in capsys.readouterr().err
+    assert bench(*args, "--out", str(tmp_path / "o")) == 2 and says in capsys.readouterr().err
+
+
+@pytest.mark.slow          # two runs, each in a fresh process
+def test_bench_fullsize_runs_a_config_at_two_thread_counts_in_fresh_processes(tmp_path):
+    """A small SUSY replica in --replicas (a registry that expects its size): the config runs as
+    published, one trial, at 2 threads then 1, each in its own process; the table reads both."""
+    mirror = tmp_path / "replicas"
+    write_files(SyntheticSpec("susy", n=2000, n_test=500, seed=4), mirror, progress=False)
+    registry = registry_with(tmp_path, "susy", train=2500, n_test=500)
+    env = {"KERNELBENCH_REGISTRY": str(registry)}
+    proc = kb("bench", "fullsize", "--replicas", str(mirror), "--only", "susy_dsg_gu2018",
+              "--out", str(tmp_path / "out"), tmp_path=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    runs = {RunRecord.load(p).experiment: RunRecord.load(p) for p in run_folders(tmp_path / "out" / "runs")}
+    assert set(runs) == {"fullsize-susy_dsg_gu2018", "fullsize-susy_dsg_gu2018-1t"}
+    own = load_config(REPO / "configs" / "susy_dsg_gu2018.yaml")
+    for name, threads in (("fullsize-susy_dsg_gu2018", 2), ("fullsize-susy_dsg_gu2018-1t", 1)):
+        record = runs[name]
+        assert record.config["algorithm"]["params"] == {**own.algorithm.params, "threads": threads}
+        assert record.config["trials"] == 1 and record.dataset["n_train"] == 2000 and record.peak_memory_mb > 0
+    assert "| susy_dsg_gu2018 | 2,000 |" in proc.stdout and "| 20 % |" in proc.stdout     # the Bayes error

@@ -56,6 +56,7 @@ class RFFSGDClassifier(BinaryClassifierMixin, Solver):
 
     def _init_model(self, X):
         seed = seed_of(self.random_state)
+        X = self._dense_train_X()              # γ from the features the model trains on
         self.gamma_ = resolve_gamma(self.gamma, X, seed=seed)
         self.map_ = RBFSampler(gamma=self.gamma_, n_components=int(self.n_components), random_state=seed)
         self.map_.fit(X[:1])                              # Ω and b need only the dimension

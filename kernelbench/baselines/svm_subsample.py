@@ -83,7 +83,8 @@ class SubsampleSVMClassifier(_ExactClassifierMixin, _ExactSVM):
         start=param(2000, "the first prefix size, doubled until the budget is passed", Integer(1, 10**9)))
 
     def _init_model(self, X):
-        super()._init_model(X)
+        # with a budget the prefixes are fitted dense: γ from the same dense features
+        super()._init_model(X if self.fit_seconds is None else as_dense(X, np.float64))
         self.tried_ = None
 
     def run(self, n_steps: int) -> int:

@@ -38,6 +38,7 @@ class BenchOptions:
     dataset: str | None = None         # equal-time: the data set (configs/<dataset>_*.yaml)
     only: tuple[str, ...] = ()         # method labels to run (empty: all)
     references: bool = False
+    replicas: Path | None = None       # fullsize: the replica files' folder
     quiet: bool = True
     command: tuple[str, ...] = ()
 
@@ -99,6 +100,7 @@ def bench_config(bench: Benchmark, method: Method, options: BenchOptions, second
         overrides["dataset"] = replica_dataset(own, options)
     if bench.stop != "own":
         overrides["evaluate"] = AT_THE_END
+    if bench.stop != "own" and method not in bench.references:     # a reference keeps its own time
         overrides["stop"] = {"seconds": seconds} if bench.stop == "replace" else \
             {**own.stop.as_dict(), "seconds": seconds}
     if "threads" in algorithms()[own.algorithm.name].parameters:
@@ -171,6 +173,8 @@ def run_benchmark(name: str, options: BenchOptions, say=print) -> Path:
     bench = benchmark(name)
     if bench.data == "config" and not options.dataset:
         raise ConfigError(f"{name} needs --dataset NAME: the data set whose configs run (configs/NAME_*.yaml)")
+    if bench.stop == "replace" and options.seconds is None:
+        raise ConfigError(f"{name} needs --seconds T: the wall time every method trains for")
     methods = selected(bench, options)
     if bench.data == "replica-files":
         write_replicas(methods, options, say)
@@ -195,9 +199,13 @@ def run_benchmark(name: str, options: BenchOptions, say=print) -> Path:
 
 
 def write_replicas(methods: list[Method], options: BenchOptions, say) -> None:
-    """The replica files of every data set the configs read, written into the mirror folder
-    ($KERNELBENCH_MIRROR) where absent."""
-    folder = Path(os.environ.get("KERNELBENCH_MIRROR") or options.out / "replicas")
+    """The replica files of every data set the configs read, written into --replicas where absent;
+    that folder becomes the data mirror of this process."""
+    if options.replicas is None:
+        raise ConfigError("fullsize runs the configs on replica files: give --replicas DIR (written there where "
+                          "absent, and read from there)")
+    folder = options.replicas.resolve()
+    os.environ["KERNELBENCH_MIRROR"] = str(folder)          # the runs (and their processes) read them there
     for name in dict.fromkeys(load_config(config_path(m, options)).dataset.name for m in methods):
         spec = SyntheticSpec(name).resolved()
         if not all((folder / f).is_file() for f in SHAPES[name].files):

@@ -21,7 +21,7 @@ def latest_runs(folder: Path) -> dict[str, tuple[RunRecord, dict]]:
         row["train_seconds"] = float(final["train_seconds"].mean())      # a grid config: its cells' mean
         row["test_error"] = float(final["test_error"].mean())
         row["predict_seconds"] = float(final["predict_seconds"].mean())
-        row["cells"] = len(final)
+        row["cells"] = final
         out[record.experiment] = (record, row)
     return out
 
@@ -84,4 +84,16 @@ def fullsize_lines(bench_name: str, folder: Path) -> list[str]:
                      f"{_number(row['predict_seconds'], '.1f')} s ({dataset.get('n_test', 0):,}) | "
                      f"{_number(100 * row['test_error'], '.2f')} % | "
                      f"{_number(100 * (dataset.get('synthetic') or {}).get('bayes_error', math.nan), '.0f')} % |")
+        lines += cell_lines(row["cells"], passes)
     return lines
+
+
+def cell_lines(final, passes: float) -> list[str]:
+    """A grid config's cells under its mean: the parameters that differ between them, each cell's
+    seconds per pass, evaluation time and test error."""
+    if len(final) < 2:
+        return []
+    params = [json.loads(p) for p in final["params"]]
+    varying = [k for k in params[0] if len({json.dumps(p.get(k)) for p in params}) > 1]
+    return [f"| &nbsp;&nbsp;{', '.join(f'{k} {p[k]}' for k in varying)} | | {r.train_seconds / passes:,.0f} | | | "
+            f"{r.predict_seconds:.1f} s | {100 * r.test_error:.2f} % | |" for p, r in zip(params, final.itertuples())]

@@ -28,7 +28,7 @@ def bench(
     only: Optional[list[str]] = typer.Option(None, "--only", help="run only this method (repeatable)"),
     references: bool = typer.Option(False, "--references", help="fullscale: also our TSGS3VM config (its own time)"),
     replicas: Optional[Path] = typer.Option(None, "--replicas", help="fullsize: folder of the replica files "
-                                            "(written where absent); it becomes $KERNELBENCH_MIRROR"),
+                                            "(written where absent, then read from there)"),
     configs: Path = typer.Option(Path("configs"), "--configs", help="the configs folder"),
     seed: int = typer.Option(0, "--seed"),
     table: bool = typer.Option(False, "--table", help="print the table of the runs in --out and stop"),
@@ -40,12 +40,10 @@ def bench(
 
     bench_spec = benchmark(name)
     out = out or Path("results") / "bench" / name
-    if replicas is not None:
-        os.environ["KERNELBENCH_MIRROR"] = str(replicas.resolve())
     if not table:
         options = BenchOptions(out=out, configs=configs, seconds=seconds, threads=threads, seed=seed, shape=shape,
                                n=n, n_test=n_test, data_seed=data_seed, variant=variant, dataset=dataset,
-                               only=tuple(only or ()), references=references,
+                               only=tuple(only or ()), references=references, replicas=replicas,
                                command=("kernelbench", "bench", name))
         run_benchmark(name, options, say=typer.echo)
     lines = (fullsize_lines if bench_spec.threads else comparison_lines)(name, out / "runs")
