@@ -173,9 +173,11 @@ def run_benchmark(name: str, options: BenchOptions, say=print) -> Path:
     bench = benchmark(name)
     if bench.data == "config" and not options.dataset:
         raise ConfigError(f"{name} needs --dataset NAME: the data set whose configs run (configs/NAME_*.yaml)")
-    if bench.stop == "replace" and options.seconds is None:
-        raise ConfigError(f"{name} needs --seconds T: the wall time every method trains for")
     methods = selected(bench, options)
+    if options.seconds is None and bench.stop != "own" and (
+            bench.stop == "replace" or not methods or methods[0].algorithm != "rff-sgd"):
+        raise ConfigError(f"{name} needs --seconds T, the wall time every method trains for"
+                          + ("" if bench.stop == "replace" else " (or rff-sgd among the methods: one epoch of it sets T)"))
     if bench.data == "replica-files":
         write_replicas(methods, options, say)
     data = peer_data(bench, methods, options) if any(m.config is None for m in methods) else None
