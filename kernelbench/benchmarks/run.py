@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kernelbench.config import ExperimentConfig, TuneConfig, config_from_dict, load_config
 from kernelbench.data.synthetic import SHAPES, SyntheticSpec, write_files
-from kernelbench.errors import ConfigError
+from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.estimators import algorithms
 from kernelbench.experiment import run_experiment
 from kernelbench.results import final_rows, read_results
@@ -187,17 +187,29 @@ def run_benchmark(name: str, options: BenchOptions, say=print) -> Path:
         if why:
             say(f"{method.label}: {why}")
             continue
-        cfg = bench_config(bench, method, options, seconds, data)
-        folders = [run_one(cfg, options, bench.fresh_process)]
-        for threads in bench.threads[1:] if "threads" in cfg.algorithm.params else ():
-            folders.append(run_one(one_pass_at(cfg, threads, options), options, bench.fresh_process))
-        row = final_row(folders[0])
-        if seconds is None and method.algorithm == "rff-sgd" and bench.stop != "own" and row:
+        row = run_method(bench, method, options, seconds, data, say)
+        if seconds is None and method.algorithm == "rff-sgd" and row:
             seconds = float(row["train_seconds"])      # T_rff: one epoch of RFF + SGD sets the budget
             say(f"budget T = {seconds:.1f} s (one epoch of RFF + SGD)")
-        say(f"{method.label}: {row.get('status', 'failed')}, test error {row.get('test_error')}, "
-            f"{row.get('train_seconds', float('nan')):.1f} s")
     return options.out / RUNS
+
+
+def run_method(bench: Benchmark, method: Method, options: BenchOptions, seconds, data, say) -> dict:
+    """One method's run (and, for fullsize, its run at each further thread count); its final row.
+    A run that fails is said and left behind (its folder says why): the next method runs."""
+    try:
+        cfg = bench_config(bench, method, options, seconds, data)
+        folder = run_one(cfg, options, bench.fresh_process)
+        for threads in bench.threads[1:] if "threads" in cfg.algorithm.params else ():
+            run_one(one_pass_at(cfg, threads), options, bench.fresh_process)
+    except KernelbenchError as e:
+        say(f"{method.label}: failed: {e}")
+        return {}
+    row = final_row(folder)
+    error = row.get("test_error")
+    say(f"{method.label}: {row.get('status', 'failed')}"
+        + ("" if error is None else f", test error {100 * error:.2f} % in {row['train_seconds']:.1f} s"))
+    return row
 
 
 def write_replicas(methods: list[Method], options: BenchOptions, say) -> None:
@@ -215,7 +227,7 @@ def write_replicas(methods: list[Method], options: BenchOptions, say) -> None:
             write_files(spec, folder, progress=not options.quiet)
 
 
-def one_pass_at(cfg: ExperimentConfig, threads: int, options: BenchOptions) -> ExperimentConfig:
+def one_pass_at(cfg: ExperimentConfig, threads: int) -> ExperimentConfig:
     """`cfg` at `threads` threads and, for a multi-pass stop rule, one pass (every pass costs the
     same); named apart from the first thread count's run. Validated again through its source file."""
     overrides = {"name": f"{cfg.name}-{threads}t", "trials": 1, "seed": cfg.seed, "tags": cfg.tags.as_dict()}
