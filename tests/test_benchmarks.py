@@ -120,7 +120,8 @@ def test_bench_fullscale_tiny_writes_run_folders_and_the_table(tmp_path, monkeyp
 @pytest.mark.parametrize("args, says", [(["nosuch"], "unknown benchmark 'nosuch'"),
                                         (["equal-time", "--seconds", "1"], "needs --dataset"),
                                         (["fullscale", "--only", "dgs"], "--only dgs: not a method"),
-                                        (["fullscale", "--only", "susy_dsg_gu2018"], "needs --seconds T")])
+                                        (["fullscale", "--only", "susy_dsg_gu2018"], "needs --seconds T"),
+                                        (["fullscale", "--shape", "hepmass", "--seconds", "1"], "susy or higgs")])
 def test_bad_bench_arguments_exit_2_naming_the_fix(tmp_path, capsys, args, says):
     assert bench(*args, "--out", str(tmp_path / "o")) == 2 and says in capsys.readouterr().err
 

@@ -69,6 +69,8 @@ def selected(bench: Benchmark, options: BenchOptions) -> list[Method]:
 
 def replica(options: BenchOptions) -> dict:
     """The fullscale data: the synthetic replica at --n / --n-test (default: the published size)."""
+    if options.shape not in ("susy", "higgs"):
+        raise ConfigError(f"--shape {options.shape!r}: the fullscale replica is susy or higgs")
     shape = SHAPES[options.shape]
     return {"name": "synthetic", "shape": options.shape, "n": options.n or shape.n_train,
             "n_test": options.n_test or shape.n_test, "data_seed": options.data_seed, "variant": options.variant}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -44,7 +45,7 @@ def bench(
         options = BenchOptions(out=out, configs=configs, seconds=seconds, threads=threads, seed=seed, shape=shape,
                                n=n, n_test=n_test, data_seed=data_seed, variant=variant, dataset=dataset,
                                only=tuple(only or ()), references=references, replicas=replicas,
-                               command=("kernelbench", "bench", name))
+                               command=tuple(sys.argv))
         run_benchmark(name, options, say=typer.echo)
     lines = (fullsize_lines if bench_spec.threads else comparison_lines)(name, out / "runs")
     typer.echo("\n".join(["", f"{name}: {os.getloadavg()[0]:.2f} load average", *lines]))
