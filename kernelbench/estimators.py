@@ -20,6 +20,8 @@ from kernelbench.baselines.random_features import (
     PegasosClassifier,
     SDCAFeaturesClassifier,
 )
+from kernelbench.baselines.rff_sgd import RFFSGDClassifier
+from kernelbench.baselines.svm_subsample import SubsampleSVMClassifier
 from kernelbench.baselines.tsvm import TSVMCCCP, TSVMLabelSwitching
 from kernelbench.registry import ALGORITHMS, AlgorithmSpec
 from kernelbench.solvers.asydsskl import AsyDSSKLClassifier, AsyDSSKLRegressor
@@ -63,9 +65,11 @@ __all__ = [
     "ParallelSVMClassifier",
     "ParallelSVMRegressor",
     "PegasosClassifier",
+    "RFFSGDClassifier",
     "SDCAFeaturesClassifier",
     "SVRGRFClassifier",
     "SVRGRFRegressor",
+    "SubsampleSVMClassifier",
     "TSGS3VMClassifier",
     "TSVMLabelSwitching",
     "UDSGClassifier",

@@ -10,7 +10,7 @@ A module may import modules of its own layer or of a lower one. The layers, lowe
     5  config                                     YAML -> validated ExperimentConfig
     6  results/                                   results.csv and run.json: schema, writing, reading
     7  experiment/, figures/                      orchestration; figures from results only
-    8  report, reproduce, publish
+    8  report, reproduce, publish, benchmarks/    benchmarks: declared comparisons through the runner
     9  cli/                                       the only place that imports Typer
 """
 from __future__ import annotations
@@ -29,12 +29,13 @@ LAYERS = {
     "kernelbench.results": 6,
     "kernelbench.experiment": 7, "kernelbench.figures": 7,
     "kernelbench.report": 8, "kernelbench.reproduce": 8, "kernelbench.publish": 8,
+    "kernelbench.benchmarks": 8,
     "kernelbench.cli": 9,
 }
 # Imports of kernelbench modules inside a function, each for a heavy dependency: the CLI loads a
 # command's layers when the command runs (`--help` and `datasets` answer at once), and a tune
 # draws its search (matplotlib) only at the end.
-LAZY = {"kernelbench.cli.app", "kernelbench.cli.sweep", "kernelbench.experiment.tuning"}
+LAZY = {"kernelbench.cli.app", "kernelbench.cli.bench", "kernelbench.cli.sweep", "kernelbench.experiment.tuning"}
 
 
 def _modules() -> dict[str, Path]:

@@ -17,6 +17,7 @@ import yaml
 
 from kernelbench._io import atomic_write_text
 from kernelbench._vocab import PUBLISHED_POINTS
+from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.cli.sweep import sweep
 from kernelbench.data.fetch import fetch_file, resolve_local
@@ -402,7 +403,11 @@ def report(
 
 
 app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
+<<<<<<< HEAD
 app.command("sweep")(sweep)
+=======
+app.command("bench")(bench)
+>>>>>>> wt-bench
 
 
 def _exit_interrupted(e: KeyboardInterrupt):

@@ -112,7 +112,7 @@ class _AsyDSSKLBase(Solver):
         self.threads_ = resolve_threads(self.threads)
         self.inner_steps_ = int(self.inner_steps) if self.inner_steps is not None else n
         # One round of headroom when the budget allows: a run that goes on past its pass (a time
-        # budget, or a target objective as in scripts/bench_asydsskl.py) starts round M + 1 without
+        # budget, or a speed-up measured to a target objective) starts round M + 1 without
         # reallocating and copying Φ (all n × capacity entries, a sizeable part of a pass).
         if n * (capacity + self.features_per_round) * self._storage.itemsize / 2**20 <= self.max_feature_mb:
             capacity += self.features_per_round
