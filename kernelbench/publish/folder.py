@@ -1,284 +1,37 @@
-"""`kernelbench publish`: the runs a paper's report and figures read, in a compact form that is
-committed (results/published/<paper>/<run id>/), and REPRODUCTION.md regenerated from it alone.
-
-A published run is a run folder (results.csv and run.json, read by the same readers), compacted:
-
-    results.csv   the rows a number of the report is read from, cell for cell as written: every
-                  final row, and each evaluation an at_seconds claim picks (report.rows_read); each
-                  curve of the test part thinned to at most `max_points` evaluations -- its first and
-                  last among them, the others spaced evenly on linear and on log axes, the same
-                  positions in every trial, so that the figures' means over trials stay means --
-                  the measurements (ROUNDED: errors, objective) of those drawn-only points with
-                  `DIGITS` significant digits (never the seconds or counts an at_seconds claim
-                  selects by); the curves of cross-validation folds and tune budgets (never drawn)
-                  down to their last rows; columns empty in every kept row left out (read_results
-                  restores them empty); a failed cell's `message` without folders (published_text).
-    run.json      the run's record (resolved config, tags, commit, versions, machine, dataset, times,
-                  status, what it measured) with `config_hash` (results.config_hash of the published
-                  config) and `published` (how it was thinned) added, the host name and the column
-                  list left out, keys sorted; nothing that names this machine's folders or hosts:
-                  the data files, the dataset.path of a config, the tuned config and the command's
-                  arguments keep their file names (the files' sha256 stay), a scheduler address its
-                  scheme, and every other text (an error) its absolute paths' file names.
-
-The same runs give the same bytes, wherever they lie (rows keep the order they were written in).
-Before anything is written, the paper's report is built from the compacted copies and from the
-runs: they must be the same text, so the published form never changes a verdict. A paper's
-published runs that are not under --results any more are kept (they may come from another machine)
-unless `prune` -- except those of the same experiment and config hash as a run published now, which
-it replaces (kept, both would be counted in the same numbers).
-"""
+"""`kernelbench publish`: a paper's runs written as compacted copies into its published folder, the
+superseded copies replaced, REPRODUCTION.md and the figures regenerated from that folder alone."""
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from kernelbench._io import atomic_write_text, output_error, safe_name
-from kernelbench._vocab import METRICS, PUBLISHED_POINTS
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.figures import render_all
 from kernelbench.papers import get_paper, paper_ids
 from kernelbench.report import build_report, reproduction_markdown, rows_read
 from kernelbench.results import (
     ABSENT_FILE,
-    COLUMNS,
     META_FILE,
     PUBLISHED_DIR,
     RESULTS_FILE,
     RunRecord,
-    cell_key,
-    comparable_config,
     config_hash,
     final_rows,
     in_published_folder,
-    raw_rows,
     read_results,
-    run_folders,
-    run_frame,
 )
 
-MAX_POINTS = PUBLISHED_POINTS
+from .compact import MAX_POINTS, Source, checked_points, published_config, published_files, sources
+
 SIZE_BUDGET = 8_000_000             # bytes under results/published plus REPRODUCTION.md (tests/test_publish.py):
 #   every paper's runs, their figures and Geng et al.'s 30 model-selection grids (a row per validated
 #   cell, 0.1-0.25 MB a grid): 6.7 MB with 23 of the grids, about 7.7 MB once all have run
-DIGITS = 6                          # significant digits of a point that is drawn, never read by the report
-ROUNDED = METRICS                   # the columns rounded to DIGITS: measurements, never what rows are selected by
-LEFT_OUT = ("hostname", "columns")  # run.json fields a published copy does without
-
-# a Dask scheduler's address (--scheduler tcp://host:8786): its scheme is kept, the host never
-_ADDRESS = re.compile(r"\b(tcp|tls|ucx|inproc|ws|wss)://[^\s'\"]+")
-# an absolute path (/…, ~/…, C:\…) inside a text; not the // of a URL, not the / of "1/3"
-_ABSOLUTE = re.compile(r"(?<![\w.~:/\\-])(?:~|[A-Za-z]:)?[\\/][^\s\\/'\"`,;()\[\]{}<>|]+(?:[\\/][^\s\\/'\"`,;()\[\]{}<>|]*)*")
-
-
-@dataclass
-class Source:
-    """One run to publish: its folder, record, rows as written (cell texts by column) and typed."""
-    path: Path
-    record: RunRecord
-    header: list
-    row_texts: list
-    frame: pd.DataFrame
-
-
-def _checked_points(max_points: int) -> int:
-    if max_points != 0 and max_points < 2:
-        raise ConfigError(f"--points must be 0 (every row) or at least 2 (a curve's first and last), got {max_points}")
-    return max_points
-
-
-def _file_name(path: str) -> str:
-    """The last part of a path ("/data/a9a/a9a.t" -> "a9a.t"); a text without one as it is."""
-    parts = [part for part in re.split(r"[\\/]", path) if part]
-    return parts[-1] if parts else path
-
-
-def published_text(text: str) -> str:
-    """A text (an error, a message) without this machine's folders and hosts: each absolute path
-    shortened to its file name, a scheduler address to its scheme."""
-    text = _ADDRESS.sub(lambda m: f"{m.group(1)}://<address>", text)
-    return _ABSOLUTE.sub(lambda m: _file_name(m.group()), text)
-
-
-def _published_argument(arg: str) -> str:
-    """One word of the command line: a path (or OPTION=path) shortened to its file name, a scheduler
-    address to its scheme."""
-    shown = _ADDRESS.sub(lambda m: f"{m.group(1)}://<address>", str(arg))
-    if shown != arg:
-        return shown
-    key, equals, value = shown.partition("=")
-    if not equals or "/" in key or "\\" in key:
-        key, equals, value = "", "", shown
-    return key + equals + (_file_name(value) if "/" in value or "\\" in value else value)
-
-
-def _without_paths(value):
-    """Every text in a JSON value through published_text."""
-    if isinstance(value, str):
-        return published_text(value)
-    if isinstance(value, dict):
-        return {k: _without_paths(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_paths(v) for v in value]
-    return value
-
-
-def published_config(config):
-    """A resolved config as a published run.json holds it: comparable_config (no tags) with the
-    tags kept, dataset.path its file name, no absolute path in any text. Its config_hash is the
-    same on every machine."""
-    if not isinstance(config, dict):
-        return config
-    tags = config.get("tags")
-    config = comparable_config(config)
-    if tags is not None:
-        config["tags"] = json.loads(json.dumps(tags, default=str))
-    dataset = config.get("dataset")
-    if isinstance(dataset, dict) and isinstance(dataset.get("path"), str):
-        config["dataset"] = {**dataset, "path": _file_name(dataset["path"])}
-    return _without_paths(config)
-
-
-def published_record(record: RunRecord) -> dict:
-    """run.json of a published copy, but for `published` (what the module docstring lists)."""
-    out = record.to_dict()
-    for name in LEFT_OUT:
-        out.pop(name, None)
-    out["command"] = [_published_argument(str(arg)) for arg in out.get("command") or []]
-    if isinstance(out.get("config"), dict):
-        out["config"] = published_config(out["config"])
-    dataset = out.get("dataset")
-    if isinstance(dataset, dict) and isinstance(dataset.get("files"), list):
-        out["dataset"] = {**dataset, "files": [{**f, "path": _file_name(f["path"])}
-                                               if isinstance(f, dict) and isinstance(f.get("path"), str) else f
-                                               for f in dataset["files"]]}
-    if isinstance(out.get("tuned_config"), str):
-        out["tuned_config"] = _file_name(out["tuned_config"])
-    out = _without_paths(json.loads(json.dumps(out, default=str)))
-    out["config_hash"] = config_hash(out["config"]) if isinstance(out.get("config"), dict) else None
-    return out
-
-
-def _spaced(length: int, k: int) -> set[int]:
-    """About k positions of range(length), ends included: half evenly spaced, half evenly spaced
-    on a log scale (the figures draw curves against samples or seconds on log axes, where evenly
-    spaced points would leave the first decade with one)."""
-    if k <= 0 or length <= 0:
-        return set()
-    if k >= length:
-        return set(range(length))
-    if k == 1:
-        return {0}
-    linear = np.round(np.linspace(0, length - 1, k - k // 2))
-    log = np.round(np.geomspace(1, length, max(k // 2, 2))) - 1
-    return set(np.concatenate([linear, log]).astype(int).tolist())
-
-
-def thin(frame: pd.DataFrame, max_points: int = MAX_POINTS, keep=()) -> np.ndarray:
-    """Which rows of one run (read_results) a published copy keeps, as a boolean mask: every final
-    row, the last row of every cell and the rows labelled in `keep`; of each curve of the test part
-    (the rows of one parameter setting, no fold, no budget, per trial) at most `max_points` rows:
-    its first, its last and spaced ones between (_spaced) -- the same positions in every trial. More
-    only where the rows that must be kept are more. max_points 0: every row."""
-    n = len(frame)
-    if _checked_points(max_points) == 0 or n == 0:
-        return np.ones(n, dtype=bool)
-    frame = frame.reset_index(drop=True)
-    cells = pd.Series([cell_key(r.params, r.trial, r.fold, r.budget) for r in frame.itertuples()])
-    kept = (frame["final"] == 1).fillna(False).to_numpy(dtype=bool)
-    kept |= ~cells.duplicated(keep="last").to_numpy()
-    kept[list(keep)] = True
-    position = cells.groupby(cells).cumcount().to_numpy()
-    drawn = (frame["fold"].isna() & frame["budget"].isna()).to_numpy()
-    for members in frame[drawn].groupby("params", sort=False).groups.values():
-        members = np.asarray(members)
-        forced = set(position[members][kept[members] | (position[members] == 0)].tolist())
-        length = int(position[members].max()) + 1
-        chosen = forced
-        for k in range(1, length + 1):              # as many spaced ones as the bound leaves room for
-            candidate = forced | _spaced(length, k)
-            if len(candidate) > max_points:
-                break
-            chosen = candidate
-        kept[members[np.isin(position[members], sorted(chosen))]] = True
-    return kept
-
-
-def _source(path: Path, record: RunRecord) -> Source:
-    csv_path = path / RESULTS_FILE
-    rows = raw_rows(path)
-    frame = run_frame(path, record)
-    if not rows or len(rows) - 1 != len(frame):
-        raise OutputError(f"cannot publish {csv_path}: {len(frame)} rows read but {max(len(rows) - 1, 0)} "
-                          "lines; check the file (a line broken by hand?) or move the run out of --results")
-    header = rows[0]
-    return Source(path, record, header, [dict(zip(header, row)) for row in rows[1:]], frame)
-
-
-def sources(results_dir) -> dict[str, list[Source]]:
-    """The runs under results_dir that a paper's report or figures read, by paper: not smoke runs,
-    with rows tagged with a paper (run_folders: not the published copies below it)."""
-    found: dict[str, list[Source]] = {}
-    for path in run_folders(results_dir):
-        try:
-            record = RunRecord.load(path)
-        except OutputError:                          # no run.json: its rows are read all the same
-            record = RunRecord(run_id=path.name)
-        try:
-            empty = not (path / RESULTS_FILE).stat().st_size
-        except OSError as e:
-            raise output_error("read", path / RESULTS_FILE, e) from e
-        if record.smoke or empty:
-            continue
-        source = _source(path, record)
-        for paper in sorted(set(source.frame["paper"]) - {""}):
-            found.setdefault(paper, []).append(source)
-    return found
-
-
-def _rounded(text: str) -> str:
-    try:
-        return f"{float(text):.{DIGITS}g}" if text else text
-    except ValueError:
-        return text
-
-
-def published_files(source: Source, max_points: int = MAX_POINTS, keep=()) -> dict[str, str]:
-    """{file name: text} of the run's published copy (the module docstring says what it keeps)."""
-    frame = source.frame
-    kept = thin(frame, max_points, keep)
-    read = (frame["final"] == 1).fillna(False).to_numpy(dtype=bool)
-    read[list(keep)] = True
-    if frame["final"].isna().all():        # a run from before the `final` column: its last rows are read
-        read |= ~frame.duplicated(["params", "trial", "fold", "budget"], keep="last").to_numpy()
-    rows = []
-    for i in np.flatnonzero(kept):
-        cells = dict(source.row_texts[i])
-        if not read[i] and max_points:
-            cells = {c: _rounded(v) if c in ROUNDED else v for c, v in cells.items()}
-        if cells.get("message"):
-            cells["message"] = published_text(cells["message"])
-        rows.append(cells)
-    order = [c for c in COLUMNS if c in source.header] + [c for c in source.header if c not in COLUMNS]
-    columns = [c for c in order if any(row.get(c, "") != "" for row in rows)]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([row.get(c, "") for c in columns] for row in rows)
-
-    record = published_record(source.record)
-    record["published"] = {"max_points": max_points, "digits": DIGITS, "rows": len(frame), "rows_kept": int(kept.sum())}
-    run_json = json.dumps(record, indent=2, sort_keys=True, default=str, allow_nan=False) + "\n"
-    return {RESULTS_FILE: out.getvalue(), META_FILE: run_json}
 
 
 def _same_text(path: Path, text: str) -> bool:
@@ -369,21 +122,11 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
     copy of the same experiment and config hash as a run published now is replaced (removed); the
     others not under results_dir are kept unless `prune`. Returns {paper: {"written": [...],
     "unchanged": [...], "replaced": [...], "kept": [...], "pruned": [...]}} by run id."""
-    _checked_points(max_points)
+    checked_points(max_points)
     if paper is not None:
         get_paper(paper)                       # an unknown id: a ConfigError naming the papers
     results_dir, out_dir = Path(results_dir), Path(out_dir)
-    if not results_dir.is_dir():
-        raise KernelbenchError(f"results folder {results_dir} does not exist; pass the folder that holds your "
-                               "run folders with --results (default: results/)")
-    if out_dir.resolve() == results_dir.resolve() or out_dir.resolve() in results_dir.resolve().parents:
-        raise ConfigError(f"--results {results_dir} is inside the published folder --out {out_dir}: the runs to "
-                          f"publish are the run folders (default --results results, --out results/{PUBLISHED_DIR})")
-    if results_dir.resolve() in out_dir.resolve().parents and not in_published_folder(out_dir, results_dir):
-        raise ConfigError(f"--out {out_dir} is inside --results {results_dir} but not in a folder named "
-                          f"`{PUBLISHED_DIR}`: the readers of {results_dir} (report, figures, publish) would count "
-                          f"its copies as runs, each twice; use --out {results_dir / PUBLISHED_DIR} or a folder "
-                          f"outside {results_dir}")
+    _check_folders(results_dir, out_dir)
     found = sources(results_dir)
     papers = [paper] if paper is not None else [p for p in paper_ids() if p in found]
     if not any(found.get(p) for p in papers):
@@ -396,37 +139,8 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
         runs = found.get(p, [])
         if not runs:
             continue
-        files = _paper_files(p, runs, max_points)
-        _check_same_report(p, results_dir, files)
-        done = {"written": [], "unchanged": [], "replaced": [], "kept": [], "pruned": []}
-        for run_id, texts in sorted(files.items()):
-            done["written" if _write(out_dir / p / run_id, texts) else "unchanged"].append(run_id)
-        _write_absent(out_dir / p / ABSENT_FILE, absent_data_text(absent_data(p) if absent_data else None,
-                                                                   not_run(p) if not_run else None))
-        published_now = {_setting_of(json.loads(texts[META_FILE])) for texts in files.values()} - {None}
-        for folder in _published_folders(out_dir / p, leave_out=files):
-            superseded = _setting_of(folder) in published_now
-            if superseded or prune:
-                try:
-                    shutil.rmtree(folder)
-                except OSError as e:
-                    raise output_error("remove", folder, e) from e
-            done["replaced" if superseded else "pruned" if prune else "kept"].append(folder.name)
-        unfinished = sorted(s.path.name for s in runs if s.record.status != "finished")
-        echo(f"{p}: {len(files)} runs published to {out_dir / p} ({len(done['written'])} written, "
-             f"{len(done['unchanged'])} unchanged)")
-        if unfinished:
-            echo(f"  not finished (their finished cells are published): {', '.join(unfinished)}; "
-                 f"`kernelbench reproduce {p}` finishes them")
-        if done["replaced"]:
-            echo(f"  replaced {len(done['replaced'])} published runs of the same experiment and config: "
-                 f"{', '.join(done['replaced'])}")
-        if done["kept"]:
-            echo(f"  kept {len(done['kept'])} published runs not under {results_dir} (--prune removes them): "
-                 f"{', '.join(done['kept'])}")
-        if done["pruned"]:
-            echo(f"  removed {len(done['pruned'])} published runs not under {results_dir}")
-        outcome[p] = done
+        outcome[p] = _publish_paper(p, runs, results_dir, out_dir, max_points=max_points, prune=prune,
+                                    absent_data=absent_data, not_run=not_run, echo=echo)
     if reproduction is not None:
         atomic_write_text(reproduction, reproduction_markdown(out_dir, reproduction))
         echo(f"{reproduction}: regenerated from {out_dir}")
@@ -438,6 +152,58 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
     if too_large:
         echo(f"warning: {too_large}")
     return outcome
+
+
+def _check_folders(results_dir: Path, out_dir: Path) -> None:
+    """The runs to publish are a folder of run folders, and the published folder is not read as runs."""
+    if not results_dir.is_dir():
+        raise KernelbenchError(f"results folder {results_dir} does not exist; pass the folder that holds your "
+                               "run folders with --results (default: results/)")
+    if out_dir.resolve() == results_dir.resolve() or out_dir.resolve() in results_dir.resolve().parents:
+        raise ConfigError(f"--results {results_dir} is inside the published folder --out {out_dir}: the runs to "
+                          f"publish are the run folders (default --results results, --out results/{PUBLISHED_DIR})")
+    if results_dir.resolve() in out_dir.resolve().parents and not in_published_folder(out_dir, results_dir):
+        raise ConfigError(f"--out {out_dir} is inside --results {results_dir} but not in a folder named "
+                          f"`{PUBLISHED_DIR}`: the readers of {results_dir} (report, figures, publish) would count "
+                          f"its copies as runs, each twice; use --out {results_dir / PUBLISHED_DIR} or a folder "
+                          f"outside {results_dir}")
+
+
+def _publish_paper(paper: str, runs: list[Source], results_dir: Path, out_dir: Path, *, max_points: int,
+                   prune: bool, absent_data, not_run, echo) -> dict:
+    """Write one paper's copies (its report unchanged by them), replace or prune the older ones, and
+    say what was done (the lists publish returns for the paper)."""
+    files = _paper_files(paper, runs, max_points)
+    _check_same_report(paper, results_dir, files)
+    done = {"written": [], "unchanged": [], "replaced": [], "kept": [], "pruned": []}
+    for run_id, texts in sorted(files.items()):
+        done["written" if _write(out_dir / paper / run_id, texts) else "unchanged"].append(run_id)
+    _write_absent(out_dir / paper / ABSENT_FILE, absent_data_text(absent_data(paper) if absent_data else None,
+                                                                   not_run(paper) if not_run else None))
+    published_now = {_setting_of(json.loads(texts[META_FILE])) for texts in files.values()} - {None}
+    for folder in _published_folders(out_dir / paper, leave_out=files):
+        superseded = _setting_of(folder) in published_now
+        if superseded or prune:
+            try:
+                shutil.rmtree(folder)
+            except OSError as e:
+                raise output_error("remove", folder, e) from e
+        done["replaced" if superseded else "pruned" if prune else "kept"].append(folder.name)
+    unfinished = sorted(s.path.name for s in runs if s.record.status != "finished")
+    echo(f"{paper}: {len(files)} runs published to {out_dir / paper} ({len(done['written'])} written, "
+         f"{len(done['unchanged'])} unchanged)")
+    if unfinished:
+        echo(f"  not finished (their finished cells are published): {', '.join(unfinished)}; "
+             f"`kernelbench reproduce {paper}` finishes them")
+    if done["replaced"]:
+        echo(f"  replaced {len(done['replaced'])} published runs of the same experiment and config: "
+             f"{', '.join(done['replaced'])}")
+    if done["kept"]:
+        echo(f"  kept {len(done['kept'])} published runs not under {results_dir} (--prune removes them): "
+             f"{', '.join(done['kept'])}")
+    if done["pruned"]:
+        echo(f"  removed {len(done['pruned'])} published runs not under {results_dir}")
+    return done
 
 
 def _published_folders(folder: Path, leave_out=()) -> list[Path]:
