@@ -1,5 +1,5 @@
 """Datasets as arrays: registry files and user files (parsed and cached by parse.py), the builtin
-digits and synthetic data, each with its test part (official, or a split: splits.py).
+digits and synthetic data, each with its test part (official, or a split: parts.py).
 
 Dataset.provenance records, for run.json, what each file was: its path, the sha256 of its
 decompressed content, rows, the repairs the parser made (counted per kind; `strict` refuses them)
@@ -23,9 +23,9 @@ from .delimited import CsvOptions, csv_has_header, parse_csv
 from .fetch import fetch_file
 from .local import compression_of, data_dirs, mismatch_error, record_verified, stamped_sha256, verify_file
 from .parse import parse_cached
+from .parts import check_labels, classes_task, concat_features, keep_classes, split_fraction
 from .qm7 import Qm7Options, parse_qm7
 from .registry import DatasetSpec, FileSpec, get_spec
-from .splits import check_labels, classes_task, concat_features, keep_classes, split_fraction
 from .svmlight import DENSE_MAX_FEATURES, SvmlightOptions, parse_svmlight
 from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
 
@@ -266,7 +266,7 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
 
 
 @dataclass
-class _Parts:
+class _Loaded:
     """A dataset on its way from its source to a Dataset: the arrays so far, and what was said of them."""
     label: str                # Dataset.name
     where: str                # how error messages name the data
@@ -283,10 +283,10 @@ class _Parts:
     provenance: dict = field(default_factory=dict)
 
 
-def _synthetic_parts(synthetic, *, test, task, dtype) -> _Parts:
+def _synthetic_parts(synthetic, *, test, task, dtype) -> _Loaded:
     spec = synthetic if isinstance(synthetic, SyntheticSpec) else SyntheticSpec(**(synthetic or {}))
     X_tr, y_tr, X_te, y_te, info = make(spec)
-    parts = _Parts(label=SYNTHETIC, where=f"synthetic {info['shape']} data", task=task or "binary",
+    parts = _Loaded(label=SYNTHETIC, where=f"synthetic {info['shape']} data", task=task or "binary",
                    X_train=X_tr, y_train=y_tr, official_test="rows", provenance={"synthetic": info})
     parts.notes.append(f"synthetic replica of {info['shape']} ({info['generator']}, variant {info.get('variant', 1)}, "
                        f"seed {info['seed']}): "
@@ -298,7 +298,7 @@ def _synthetic_parts(synthetic, *, test, task, dtype) -> _Parts:
     return parts
 
 
-def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Parts:
+def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Loaded:
     ds = get_spec(name)
     notes = [ds.description] + ([ds.note] if ds.note else [])
     files = []
@@ -324,20 +324,20 @@ def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Parts:
             notes.append(f"sha256 unknown for {', '.join(unverified)}: accepted unverified")
     if task and task != ds.task:
         notes.append(f"task overridden: {ds.task} -> {task}")
-    return _Parts(label=ds.name, where=where, task=task or ds.task, X_train=X_tr, y_train=y_tr, X_test=X_te,
+    return _Loaded(label=ds.name, where=where, task=task or ds.task, X_train=X_tr, y_train=y_tr, X_test=X_te,
                   y_test=y_te, declared_task=ds.task, split=ds.split, notes=notes, files=files)
 
 
-def _user_parts(path, *, task, dtype, strict, progress) -> _Parts:
+def _user_parts(path, *, task, dtype, strict, progress) -> _Loaded:
     p, X_tr, y_tr, fmt_note, record = _user_file(path, dtype=dtype, strict=strict, progress=progress)
     resolved_task = task or infer_task(y_tr)
     note = (f"user file {p} ({fmt_note}); task {resolved_task}"
             + ("" if task else " (inferred; pass task= to override)"))
-    return _Parts(label=str(path), where=str(p), task=resolved_task, X_train=X_tr, y_train=y_tr, notes=[note],
+    return _Loaded(label=str(path), where=str(p), task=resolved_task, X_train=X_tr, y_train=y_tr, notes=[note],
                   files=[record])
 
 
-def _keep_classes(parts: _Parts, classes, task) -> None:
+def _keep_classes(parts: _Loaded, classes, task) -> None:
     if (task or parts.declared_task) == "regression":
         raise DataError(f"{parts.where}: `classes` selects classes of a classification task, but this is a "
                         "regression task. Set task: binary or multiclass to read its targets as class "
@@ -348,7 +348,7 @@ def _keep_classes(parts: _Parts, classes, task) -> None:
     parts.task = task or classes_task(classes)
 
 
-def _add_test_part(parts: _Parts, test, seed: int) -> None:
+def _add_test_part(parts: _Loaded, test, seed: int) -> None:
     """The official test part (padded to the training part's width), none, or a split of the
     training part: the registry's protocol for "official" without a test file, else `test`."""
     task, where = parts.task, parts.where
@@ -384,7 +384,7 @@ def _add_test_part(parts: _Parts, test, seed: int) -> None:
                            f"(seed {seed})")
 
 
-def _dataset(parts: _Parts) -> Dataset:
+def _dataset(parts: _Loaded) -> Dataset:
     description = "; ".join(n.rstrip(".") for n in parts.notes if n)
     provenance = parts.provenance
     if parts.files:

@@ -11,7 +11,7 @@ from kernelbench.errors import DataError
 
 from .blocks import to_csr32
 from .load import Dataset
-from .splits import check_labels, take_rows
+from .parts import check_labels, take_rows
 
 MAX_PCA_DENSE_BYTES = 2 * 2**30   # sparse input is densified for PCA up to this; beyond: TruncatedSVD
 

@@ -27,9 +27,11 @@ runs: they must be the same text, so the published form never changes a verdict.
 published runs that are not under --results any more are kept (they may come from another machine)
 unless `prune` -- except those of the same experiment and config hash as a run published now, which
 it replaces (kept, both would be counted in the same numbers).
+
+compact.py makes one run's copy; writer.py writes a paper's copies and regenerates what reads them.
 """
 from .compact import DIGITS, MAX_POINTS, published_config, published_record, published_text, thin
-from .folder import SIZE_BUDGET, absent_data_text, over_budget, publish, published_seconds
+from .writer import SIZE_BUDGET, absent_data_text, over_budget, publish, published_seconds
 
 __all__ = ["DIGITS", "MAX_POINTS", "SIZE_BUDGET", "absent_data_text", "over_budget", "publish", "published_config",
            "published_record", "published_seconds", "published_text", "thin"]
