@@ -50,7 +50,7 @@ def test_ijcnn1_matches_sources_md_and_second_load_is_memory_map(monkeypatch):
     def no_parse(*args, **kwargs):
         raise AssertionError("second load must not parse the file again")
 
-    # load.py calls these names from its own namespace (imported from parse.py)
+    # load.py calls these names from its own namespace (imported from svmlight.py, delimited.py)
     monkeypatch.setattr(load_mod, "parse_svmlight", no_parse)
     monkeypatch.setattr(load_mod, "parse_csv", no_parse)
     again = load_dataset("ijcnn1", progress=False)

@@ -1,4 +1,5 @@
-"""The dataset parsing layer: kernelbench/data/parse.py and its compiled svmlight parser (_svmlight.pyx).
+"""The dataset parsing layer: kernelbench/data/svmlight.py with its compiled parser (_svmlight.pyx),
+delimited.py (CSV), blocks.py (streaming) and parse.py (the parsed-array cache).
 
 Independent truths: scikit-learn's `load_svmlight_file` (the parser must equal it, value for value),
 pandas.read_csv, hand-written arrays and hashlib. Repairs of published defects are checked against the
@@ -25,8 +26,10 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 import kernelbench.data.load as load_mod
-from kernelbench.data import _svmlight, load_dataset, parse
-from kernelbench.data.parse import CsvOptions, SvmlightOptions
+from kernelbench.data import _svmlight, delimited, load_dataset, parse, svmlight
+from kernelbench.data.blocks import QUEUE_BLOCKS, BlockReader
+from kernelbench.data.delimited import CsvOptions
+from kernelbench.data.svmlight import SvmlightOptions
 from kernelbench.errors import DataError
 
 from conftest import MIRROR  # noqa: E402
@@ -70,11 +73,11 @@ def _parse_file(path: Path, block_bytes: int | None = None, **options):
     """parse_svmlight into a fresh folder -> (X, y, report); block_bytes: blocks that small."""
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         if block_bytes is None:
-            report = parse.parse_svmlight(path, Path(tmp), SvmlightOptions(**options))
+            report = svmlight.parse_svmlight(path, Path(tmp), SvmlightOptions(**options))
         else:
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(parse, "BlockReader", functools.partial(parse.BlockReader, block_bytes=block_bytes))
-                report = parse.parse_svmlight(path, Path(tmp), SvmlightOptions(**options))
+                mp.setattr(svmlight, "BlockReader", functools.partial(BlockReader, block_bytes=block_bytes))
+                report = svmlight.parse_svmlight(path, Path(tmp), SvmlightOptions(**options))
         X, y = _read_folder(Path(tmp))          # read into memory (no memory map): the folder goes
         return X, y, report
 
@@ -257,7 +260,7 @@ def test_random_valid_svmlight_equals_sklearn_at_any_block_size(case, auto, dtyp
             return
         results = [_parse_file(path, **options), _parse_file(path, block_bytes=block, **options)]
     for X, y, report in results:
-        expect_dense = dense if dense is not None else X_ref.shape[1] <= parse.DENSE_MAX_FEATURES
+        expect_dense = dense if dense is not None else X_ref.shape[1] <= svmlight.DENSE_MAX_FEATURES
         assert sp.issparse(X) != expect_dense
         _assert_same(X, y, X_ref, y_ref, dtype)
         assert report.repairs == {} and report.first_line == {}            # valid text: nothing repaired
@@ -269,7 +272,7 @@ def test_block_splitting_is_really_exercised(tmp_path):
     """The small-block path above does split lines: a 1-byte block reader sees many blocks."""
     seen = []
 
-    class Spy(parse.BlockReader):
+    class Spy(BlockReader):
         def __iter__(self):
             for item in super().__iter__():
                 seen.append(len(item[0]))
@@ -278,7 +281,7 @@ def test_block_splitting_is_really_exercised(tmp_path):
     text = _rows(20)
     path = _write(tmp_path / "s.svm", text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(parse, "BlockReader", functools.partial(Spy, block_bytes=7))
+        mp.setattr(svmlight, "BlockReader", functools.partial(Spy, block_bytes=7))
         X, y, _ = _parse_file(path, n_features=3, base=1)
     assert len(seen) == -(-len(text) // 7) and max(seen) == 7
     X_ref, y_ref = load_svmlight_file(io.BytesIO(text), n_features=3, zero_based=False)
@@ -565,7 +568,7 @@ def test_truncated_compressed_file_is_data_error(tmp_path, suffix):
 
 def _parse_cached(path, options: SvmlightOptions, key="k"):
     return parse.parse_cached(path, key=key, options={"o": repr(options)},
-                              parse=lambda folder, show: parse.parse_svmlight(path, folder, options))
+                              parse=lambda folder, show: svmlight.parse_svmlight(path, folder, options))
 
 
 @pytest.mark.parametrize("n_rows, found", [(4, "4 rows"), (8, "more than 5 rows")])
@@ -585,17 +588,17 @@ def test_row_count_exceeded_stops_early(tmp_path, monkeypatch):
     """A file with far more rows than the registry says is refused after the first blocks."""
     blocks = []
 
-    class Spy(parse.BlockReader):
+    class Spy(BlockReader):
         def __iter__(self):
             for item in super().__iter__():
                 blocks.append(len(item[0]))
                 yield item
 
-    monkeypatch.setattr(parse, "BlockReader", functools.partial(Spy, block_bytes=1000))
+    monkeypatch.setattr(svmlight, "BlockReader", functools.partial(Spy, block_bytes=1000))
     path = _write(tmp_path / "long.svm", _rows(20000))
     with pytest.raises(DataError, match="more than 10 rows"):
-        parse.parse_svmlight(path, tmp_path, SvmlightOptions(n_features=3, base=1, expected_rows=10))
-    assert len(blocks) <= 1 + parse.QUEUE_BLOCKS + 1
+        svmlight.parse_svmlight(path, tmp_path, SvmlightOptions(n_features=3, base=1, expected_rows=10))
+    assert len(blocks) <= 1 + QUEUE_BLOCKS + 1
 
 
 # ------------------------------------------------------------------ 6. the cache
@@ -610,7 +613,7 @@ def test_second_load_is_a_memory_map_without_parsing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(load_mod, "parse_svmlight", no_parse)
     monkeypatch.setattr(load_mod, "parse_csv", no_parse)
-    monkeypatch.setattr(parse, "parse_svmlight", no_parse)
+    monkeypatch.setattr(svmlight, "parse_svmlight", no_parse)
     again = load_dataset(path=path, test="none", progress=False)
     assert isinstance(again.X_train, np.memmap) and not again.X_train.flags.writeable
     np.testing.assert_array_equal(np.asarray(again.X_train), np.asarray(first.X_train))
@@ -623,7 +626,7 @@ def test_second_load_is_a_memory_map_without_parsing(tmp_path, monkeypatch):
     np.testing.assert_array_equal(np.asarray(X2), np.asarray(X))
 
 
-_real_parse = parse.parse_svmlight
+_real_parse = svmlight.parse_svmlight
 
 
 def test_float32_is_float32_and_a_separate_cache_entry(tmp_path):
@@ -749,10 +752,10 @@ def test_csv_equals_pandas(tmp_path, dtype):
     y_ref, X_ref = ref[:, 2], np.delete(ref, 2, axis=1)
     for block in (None, 97):
         with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
-            reader = parse.BlockReader if block is None else functools.partial(parse.BlockReader, block_bytes=block)
+            reader = BlockReader if block is None else functools.partial(BlockReader, block_bytes=block)
             with pytest.MonkeyPatch.context() as mp:
-                mp.setattr(parse, "BlockReader", reader)
-                report = parse.parse_csv(path, Path(tmp), CsvOptions(label_column=2, header_rows=1, dtype=dtype))
+                mp.setattr(delimited, "BlockReader", reader)
+                report = delimited.parse_csv(path, Path(tmp), CsvOptions(label_column=2, header_rows=1, dtype=dtype))
             X, y = _read_folder(Path(tmp))
             assert X.dtype == np.dtype(dtype) and y.dtype == np.float64
             np.testing.assert_array_equal(X, X_ref.astype(dtype))
@@ -774,11 +777,11 @@ def test_csv_user_file_with_header_through_loader(tmp_path):
 def test_csv_non_numeric_cell_names_the_line(tmp_path):
     path = _write(tmp_path / "bad.csv", _csv_text(40, bad_at=10))          # header + 10 rows before it
     with pytest.raises(DataError) as err:
-        parse.parse_csv(path, tmp_path, CsvOptions(label_column=2, header_rows=1))
+        delimited.parse_csv(path, tmp_path, CsvOptions(label_column=2, header_rows=1))
     assert "line 12, column 4: 'oops' is not a number" in str(err.value) and str(path) in str(err.value)
     label_bad = _write(tmp_path / "label.csv", b"1,2\n0,3\nx,4\n")
     with pytest.raises(DataError, match=r"line 3, label: 'x'"):
-        parse.parse_csv(label_bad, tmp_path, CsvOptions())
+        delimited.parse_csv(label_bad, tmp_path, CsvOptions())
 
 
 def test_csv_error_line_in_a_later_pandas_chunk(tmp_path):
@@ -787,10 +790,10 @@ def test_csv_error_line_in_a_later_pandas_chunk(tmp_path):
     body = b"".join([b"1,2,3\n" * 200_004, b"0,zz,1\n", b"1,2,3\n" * (n - 200_005)])
     path = _write(tmp_path / "big.csv", body)
     with pytest.raises(DataError, match=r"line 200005, column 2: 'zz'"):
-        parse.parse_csv(path, tmp_path, CsvOptions())
+        delimited.parse_csv(path, tmp_path, CsvOptions())
     good = _write(tmp_path / "good.csv", b"1,2,3\n" * 200_001 + b"0,4,5\n")
     with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
-        report = parse.parse_csv(good, Path(tmp), CsvOptions(expected_rows=200_002))
+        report = delimited.parse_csv(good, Path(tmp), CsvOptions(expected_rows=200_002))
         X, y = _read_folder(Path(tmp))
         assert report.rows == 200_002 and X.shape == (200_002, 2)
         np.testing.assert_array_equal(X[-1], [4, 5])
@@ -800,7 +803,7 @@ def test_csv_error_line_in_a_later_pandas_chunk(tmp_path):
 def test_csv_row_count_mismatch(tmp_path):
     path = _write(tmp_path / "n.csv", b"1,2\n0,3\n")
     with pytest.raises(DataError, match=r"2 rows, but the registry says this file has 3"):
-        parse.parse_csv(path, tmp_path, CsvOptions(expected_rows=3))
+        delimited.parse_csv(path, tmp_path, CsvOptions(expected_rows=3))
 
 
 # ------------------------------------------------------------------ helpers of the compiled module
@@ -882,7 +885,7 @@ def test_float32_value_beyond_range_is_refused_not_inf(tmp_path):
     assert X[0, 0] == np.finfo(np.float32).max
     csv = _write(tmp_path / "big.csv", b"1,2,3\n1e39,4,5\n0,4,-1e39\n")
     with pytest.raises(DataError, match=r"line 3 .*beyond the range of float32"):   # the label may be big
-        parse.parse_csv(csv, tmp_path, CsvOptions(dtype="float32"))
+        delimited.parse_csv(csv, tmp_path, CsvOptions(dtype="float32"))
 
 
 @pytest.mark.parametrize("dense", [None, False])

@@ -286,8 +286,8 @@ def test_the_evaluation_a_claim_reads_survives_thinning(tmp_path, monkeypatch):
     assert len(dsg) == 5 and 0.2 - 0.0002 * 103 in set(dsg["train_error"])     # the one read among the 5
     assert build_report([published], paper="li2016")[0] == build_report([out], paper="li2016")[0]
     # were it dropped, the copies would tell another number: publish refuses rather than write them
-    import kernelbench.publish as publish_module
-    monkeypatch.setattr(publish_module, "rows_read", lambda df, paper=None: [])
+    import kernelbench.publish.writer as publish_writer
+    monkeypatch.setattr(publish_writer, "rows_read", lambda df, paper=None: [])
     with pytest.raises(KernelbenchError, match="(?s)would change its report.*--points 0"):
         publish("li2016", results_dir=out, out_dir=tmp_path / "elsewhere", max_points=5, reproduction=None,
                 echo=lambda line: None)

@@ -1,5 +1,5 @@
 """Datasets as arrays: registry files and user files (parsed and cached by parse.py), the builtin
-digits, labels and train/test parts.
+digits and synthetic data, each with its test part (official, or a split: parts.py).
 
 Dataset.provenance records, for run.json, what each file was: its path, the sha256 of its
 decompressed content, rows, the repairs the parser made (counted per kind; `strict` refuses them)
@@ -15,15 +15,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from kernelbench._vocab import DTYPES, SYNTHETIC
 from kernelbench.errors import DataError
 
-from .fetch import compression_of, data_dirs, fetch_file, mismatch_error, record_verified, stamped_sha256, verify_file
-from .parse import (DENSE_MAX_FEATURES, CsvOptions, Qm7Options, SvmlightOptions, csv_has_header, parse_cached,
-                    parse_csv, parse_qm7, parse_svmlight, to_csr32)
+from .delimited import CsvOptions, csv_has_header, parse_csv
+from .fetch import fetch_file
+from .local import compression_of, data_dirs, mismatch_error, record_verified, stamped_sha256, verify_file
+from .parse import parse_cached
+from .parts import check_labels, classes_task, concat_features, keep_classes, split_fraction
+from .qm7 import Qm7Options, parse_qm7
 from .registry import DatasetSpec, FileSpec, get_spec
+from .svmlight import DENSE_MAX_FEATURES, SvmlightOptions, parse_svmlight
 from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
@@ -211,105 +214,7 @@ def infer_task(y: np.ndarray) -> str:
     return "regression"
 
 
-# ------------------------------------------------------------------ labels and splits
-
-def _fmt_labels(labels) -> str:
-    shown = ", ".join(f"{v:g}" for v in labels[:8])
-    return shown + (", ..." if len(labels) > 8 else "")
-
-
-def check_labels(task: str, y_train, y_test, where: str) -> None:
-    """Binary: exactly 2 labels; classification: at least 2; test labels must occur in training."""
-    if task not in ("binary", "multiclass", "regression"):
-        raise DataError(f"Unknown task {task!r}; use binary, multiclass or regression.")
-    if task == "regression":
-        return
-    labels = np.unique(y_train)
-    if labels.size < 2:
-        raise DataError(f"{where}: the training labels hold a single class ({_fmt_labels(labels)}); "
-                        f"{task} classification needs at least two. Use a file with both classes "
-                        "(or a larger subsample).")
-    if task == "binary" and labels.size != 2:
-        raise DataError(f"{where}: declared binary, but the training labels hold {labels.size} distinct values "
-                        f"({_fmt_labels(labels)}). Use task='multiclass' or 'regression', or relabel the file "
-                        "to two classes.")
-    if y_test is not None:
-        extra = np.setdiff1d(np.unique(y_test), labels)
-        if extra.size:
-            raise DataError(f"{where}: the test labels include {_fmt_labels(extra)}, which never occur in the "
-                            f"training labels ({_fmt_labels(labels)}). Check that train and test files match.")
-
-
-def classes_task(classes) -> str | None:
-    """The task a `classes` selection makes of a dataset: two classes a binary task, more a
-    multi-class one; None without a selection."""
-    if classes is None:
-        return None
-    return "binary" if len(classes) == 2 else "multiclass"
-
-
-def _check_classes(classes) -> tuple:
-    if isinstance(classes, (str, bytes)) or not isinstance(classes, (list, tuple, np.ndarray)):
-        raise DataError(f"classes={classes!r} must be a list of at least two labels, e.g. [8, 6].")
-    values = list(classes)
-    if len(values) < 2 or any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating))
-                              or not np.isfinite(v) for v in values):
-        raise DataError(f"classes={classes!r} must be a list of at least two labels (numbers), e.g. [8, 6].")
-    if len(set(float(v) for v in values)) != len(values):
-        raise DataError(f"classes={classes!r} names a label twice; list each class once.")
-    return tuple(float(v) for v in values)
-
-
-def _show_labels(labels, limit: int = 30) -> str:
-    shown = ", ".join(f"{v:g}" for v in labels[:limit])
-    return shown + (f", ... ({len(labels)} labels in all)" if len(labels) > limit else "")
-
-
-def keep_classes(X_train, y_train, X_test, y_test, classes, where: str):
-    """(X_train, y_train, X_test, y_test, note) with only the rows whose label is one of `classes`
-    (both parts; labels keep their raw values). A class absent from the training labels is a
-    DataError naming the labels present."""
-    wanted = np.asarray(_check_classes(classes))
-    present = np.unique(y_train)
-    absent = wanted[~np.isin(wanted, present)]
-    if absent.size:
-        raise DataError(f"{where}: dataset.classes asks for {_show_labels(absent)}, but the training labels "
-                        f"present are {_show_labels(present)}. Choose the classes from those labels.")
-    keep = np.flatnonzero(np.isin(y_train, wanted))
-    n = y_train.shape[0]
-    X_train, y_train = take_rows(X_train, keep), np.ascontiguousarray(y_train[keep])
-    if y_test is not None:
-        keep_test = np.flatnonzero(np.isin(y_test, wanted))
-        X_test, y_test = take_rows(X_test, keep_test), np.ascontiguousarray(y_test[keep_test])
-    note = (f"only classes {_show_labels(wanted)} kept ({classes_task(wanted)} task): {keep.size:,} of {n:,} "
-            "training rows" + ("" if y_test is None else f", {y_test.shape[0]:,} test rows"))
-    return X_train, y_train, X_test, y_test, note
-
-
-def take_rows(X, idx):
-    """Rows `idx` of X (CSR with int32 indices, or C-contiguous dense)."""
-    if sp.issparse(X):
-        return to_csr32(X[idx])
-    return np.ascontiguousarray(X[idx])
-
-
-def split_fraction(X, y, task: str, fraction: float, seed: int, where: str = ""):
-    """Seeded split of (X, y): stratified for classification. Rows keep their file order."""
-    from sklearn.model_selection import train_test_split     # heavy: see _load_builtin
-
-    n = y.shape[0]
-    idx = np.arange(n)
-    stratify = None if task == "regression" else np.asarray(y)
-    try:
-        tr, te = train_test_split(idx, test_size=fraction, random_state=seed, stratify=stratify)
-    except ValueError as exc:
-        raise DataError(f"{where + ': ' if where else ''}"
-                        f"Cannot make a {'stratified ' if stratify is not None else ''}{fraction:g} test split "
-                        f"of {n} rows ({exc}). Use a larger file, a different fraction, or test='none'.") from None
-    tr.sort()
-    te.sort()
-    return take_rows(X, tr), np.ascontiguousarray(y[tr]), take_rows(X, te), np.ascontiguousarray(y[te])
-
+# ------------------------------------------------------------------ public entry point
 
 def _parse_test(test):
     if isinstance(test, str):
@@ -325,26 +230,6 @@ def _parse_test(test):
     return float(test)
 
 
-def _concat_features(X_a, X_b):
-    """Give train and test the same number of columns (the larger)."""
-    d = max(X_a.shape[1], X_b.shape[1])
-
-    def pad(X):
-        if X.shape[1] == d:
-            return X
-        if sp.issparse(X):
-            X = X.copy()
-            X.resize((X.shape[0], d))
-            return to_csr32(X)
-        return np.hstack([X, np.zeros((X.shape[0], d - X.shape[1]))])
-
-    return pad(X_a), pad(X_b)
-
-
-# ------------------------------------------------------------------ public entry point
-
-
-
 def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, progress=True,
                  dtype="float64", strict=False, synthetic=None, classes=None) -> Dataset:
     """Load a registry dataset (`name`), a user's file (`path`) or synthetic data
@@ -355,7 +240,7 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
           training file, stratified for classification), or "none".
     task: overrides the registry's task (e.g. 'regression' for a multi-class set) or the inferred one.
     dtype: "float64" or "float32" (features; parsed caches are kept in this type).
-    strict: refuse a file that needs repairs (parse.py) instead of repairing it.
+    strict: refuse a file that needs repairs (svmlight.py) instead of repairing it.
     classes: None, or the labels to keep (e.g. [8, 6]: Dai et al.'s MNIST8M 8 vs 6); rows of other
           labels leave both parts before any split; two classes make a binary task (the labels keep
           their raw values: the binary solvers encode them), more a multi-class one.
@@ -368,111 +253,150 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise DataError(f"seed={seed!r} must be an integer.")
     seed = int(seed)
-    notes = []
-    X_te = y_te = None
-    files = []
-    provenance = {}
-    split_protocol = {"protocol": "stratified", "test_fraction": 0.25}
     if name == SYNTHETIC:
-        spec = synthetic if isinstance(synthetic, SyntheticSpec) else SyntheticSpec(**(synthetic or {}))
-        X_tr, y_tr, X_syn_te, y_syn_te, provenance["synthetic"] = make(spec)
-        info = provenance["synthetic"]
-        label, where = SYNTHETIC, f"synthetic {info['shape']} data"
-        resolved_task = task or "binary"
-        notes.append(f"synthetic replica of {info['shape']} ({info['generator']}, variant {info.get('variant', 1)}, "
-                     f"seed {info['seed']}): "
-                     f"{info['n']:,} training rows, label noise {info['noise']:g} = Bayes error")
-        if test == "official":
-            X_te, y_te = X_syn_te, y_syn_te
-            check_labels(resolved_task, y_tr, y_te, where)
-        X_tr, X_te = _as_dtype(X_tr, dtype), _as_dtype(X_te, dtype)
+        parts = _synthetic_parts(synthetic, test=test, task=task, dtype=dtype)
     elif name is not None:
-        ds = get_spec(name)
-        label = ds.name
-        notes.append(ds.description)
-        if ds.note:
-            notes.append(ds.note)
-        split_protocol = ds.split
-        if ds.format == "builtin":
-            X_tr, y_tr = _load_builtin(ds)
-            X_tr = _as_dtype(X_tr, dtype)
-            where = f"dataset '{ds.name}'"
-        else:
-            p_tr, X_tr, y_tr, record = _load_registry_file(ds, ds.files["train"], progress=progress,
+        parts = _registry_parts(name, test=test, task=task, dtype=dtype, strict=strict, progress=progress)
+    else:
+        parts = _user_parts(path, task=task, dtype=dtype, strict=strict, progress=progress)
+    if classes is not None:
+        _keep_classes(parts, classes, task)
+    _add_test_part(parts, test, seed)
+    return _dataset(parts)
+
+
+@dataclass
+class _Loaded:
+    """A dataset on its way from its source to a Dataset: the arrays so far, and what was said of them."""
+    label: str                # Dataset.name
+    where: str                # how error messages name the data
+    task: str
+    X_train: object
+    y_train: np.ndarray
+    X_test: object = None
+    y_test: np.ndarray | None = None
+    declared_task: str | None = None    # the registry's task (None: inferred or synthetic)
+    split: dict = field(default_factory=lambda: {"protocol": "stratified", "test_fraction": 0.25})
+    official_test: str = "file"         # what an official test part is: the registry's "file", synthetic "rows"
+    notes: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
+
+
+def _synthetic_parts(synthetic, *, test, task, dtype) -> _Loaded:
+    spec = synthetic if isinstance(synthetic, SyntheticSpec) else SyntheticSpec(**(synthetic or {}))
+    X_tr, y_tr, X_te, y_te, info = make(spec)
+    parts = _Loaded(label=SYNTHETIC, where=f"synthetic {info['shape']} data", task=task or "binary",
+                   X_train=X_tr, y_train=y_tr, official_test="rows", provenance={"synthetic": info})
+    parts.notes.append(f"synthetic replica of {info['shape']} ({info['generator']}, variant {info.get('variant', 1)}, "
+                       f"seed {info['seed']}): "
+                       f"{info['n']:,} training rows, label noise {info['noise']:g} = Bayes error")
+    if test == "official":
+        parts.X_test, parts.y_test = X_te, y_te
+        check_labels(parts.task, y_tr, y_te, parts.where)
+    parts.X_train, parts.X_test = _as_dtype(parts.X_train, dtype), _as_dtype(parts.X_test, dtype)
+    return parts
+
+
+def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Loaded:
+    ds = get_spec(name)
+    notes = [ds.description] + ([ds.note] if ds.note else [])
+    files = []
+    X_te = y_te = None
+    if ds.format == "builtin":
+        X_tr, y_tr = _load_builtin(ds)
+        X_tr = _as_dtype(X_tr, dtype)
+        where = f"dataset '{ds.name}'"
+    else:
+        p_tr, X_tr, y_tr, record = _load_registry_file(ds, ds.files["train"], progress=progress,
+                                                       dtype=dtype, strict=strict)
+        files.append(record)
+        where = f"dataset '{ds.name}' ({p_tr})"
+        used = [ds.files["train"]]
+        if test == "official" and "test" in ds.files:
+            p_te, X_te, y_te, record = _load_registry_file(ds, ds.files["test"], progress=progress,
                                                            dtype=dtype, strict=strict)
             files.append(record)
-            where = f"dataset '{ds.name}' ({p_tr})"
-            used = [ds.files["train"]]
-            if test == "official" and "test" in ds.files:
-                p_te, X_te, y_te, record = _load_registry_file(ds, ds.files["test"], progress=progress,
-                                                               dtype=dtype, strict=strict)
-                files.append(record)
-                where = f"dataset '{ds.name}' ({p_tr}, {p_te})"
-                used.append(ds.files["test"])
-            unverified = [f.name for f in used if f.sha256 is None]
-            if unverified:
-                notes.append(f"sha256 unknown for {', '.join(unverified)}: accepted unverified")
-        resolved_task = task or ds.task
-        if task and task != ds.task:
-            notes.append(f"task overridden: {ds.task} -> {task}")
-    else:
-        p, X_tr, y_tr, fmt_note, record = _user_file(path, dtype=dtype, strict=strict, progress=progress)
-        files.append(record)
-        label = str(path)
-        where = str(p)
-        resolved_task = task or infer_task(y_tr)
-        notes.append(f"user file {p} ({fmt_note}); task {resolved_task}" + ("" if task else " (inferred; pass task= to override)"))
+            where = f"dataset '{ds.name}' ({p_tr}, {p_te})"
+            used.append(ds.files["test"])
+        unverified = [f.name for f in used if f.sha256 is None]
+        if unverified:
+            notes.append(f"sha256 unknown for {', '.join(unverified)}: accepted unverified")
+    if task and task != ds.task:
+        notes.append(f"task overridden: {ds.task} -> {task}")
+    return _Loaded(label=ds.name, where=where, task=task or ds.task, X_train=X_tr, y_train=y_tr, X_test=X_te,
+                  y_test=y_te, declared_task=ds.task, split=ds.split, notes=notes, files=files)
 
-    if classes is not None:
-        declared = task or (ds.task if name not in (None, SYNTHETIC) else None)    # None: inferred
-        if declared == "regression":
-            raise DataError(f"{where}: `classes` selects classes of a classification task, but this is a "
-                            "regression task. Set task: binary or multiclass to read its targets as class "
-                            "labels, or drop classes.")
-        X_tr, y_tr, X_te, y_te, note = keep_classes(X_tr, y_tr, X_te, y_te, classes, where)
-        notes.append(note)
-        resolved_task = task or classes_task(classes)
 
-    if X_te is not None:
-        X_tr, X_te = _concat_features(X_tr, X_te)
-        check_labels(resolved_task, y_tr, y_te, where)
-        notes.append(f"test = official test {'rows' if name == SYNTHETIC else 'file'} ({X_te.shape[0]} rows)")
-    elif test == "none":
-        check_labels(resolved_task, y_tr, None, where)
-        notes.append("no test part")
+def _user_parts(path, *, task, dtype, strict, progress) -> _Loaded:
+    p, X_tr, y_tr, fmt_note, record = _user_file(path, dtype=dtype, strict=strict, progress=progress)
+    resolved_task = task or infer_task(y_tr)
+    note = (f"user file {p} ({fmt_note}); task {resolved_task}"
+            + ("" if task else " (inferred; pass task= to override)"))
+    return _Loaded(label=str(path), where=str(p), task=resolved_task, X_train=X_tr, y_train=y_tr, notes=[note],
+                  files=[record])
+
+
+def _keep_classes(parts: _Loaded, classes, task) -> None:
+    if (task or parts.declared_task) == "regression":
+        raise DataError(f"{parts.where}: `classes` selects classes of a classification task, but this is a "
+                        "regression task. Set task: binary or multiclass to read its targets as class "
+                        "labels, or drop classes.")
+    parts.X_train, parts.y_train, parts.X_test, parts.y_test, note = keep_classes(
+        parts.X_train, parts.y_train, parts.X_test, parts.y_test, classes, parts.where)
+    parts.notes.append(note)
+    parts.task = task or classes_task(classes)
+
+
+def _add_test_part(parts: _Loaded, test, seed: int) -> None:
+    """The official test part (padded to the training part's width), none, or a split of the
+    training part: the registry's protocol for "official" without a test file, else `test`."""
+    task, where = parts.task, parts.where
+    if parts.X_test is not None:
+        parts.X_train, parts.X_test = concat_features(parts.X_train, parts.X_test)
+        check_labels(task, parts.y_train, parts.y_test, where)
+        parts.notes.append(f"test = official test {parts.official_test} ({parts.X_test.shape[0]} rows)")
+        return
+    check_labels(task, parts.y_train, None, where)
+    if test == "none":
+        parts.notes.append("no test part")
+        return
+    kind = "stratified " if task != "regression" else ""
+    if test != "official":
+        parts.X_train, parts.y_train, parts.X_test, parts.y_test = split_fraction(
+            parts.X_train, parts.y_train, task, test, seed, where)
+        parts.notes.append(f"test = seeded {kind}{test:.0%} split of the training file (seed {seed})")
+    elif parts.split["protocol"] == "tail":
+        k = int(parts.split["n_test"])
+        X, y = parts.X_train, parts.y_train
+        if k >= y.shape[0]:
+            raise DataError(f"{where}: {y.shape[0]} rows, but the split protocol takes the last {k} as "
+                            "the test set. Use test=<fraction> instead.")
+        parts.X_test, parts.y_test = X[-k:], y[-k:]
+        parts.X_train, parts.y_train = X[:-k], y[:-k]
+        check_labels(task, parts.y_train, parts.y_test, where)
+        parts.notes.append(f"test = the last {k} rows (the dataset's official protocol)")
     else:
-        check_labels(resolved_task, y_tr, None, where)
-        if test == "official":
-            if split_protocol["protocol"] == "tail":
-                k = int(split_protocol["n_test"])
-                if k >= y_tr.shape[0]:
-                    raise DataError(f"{where}: {y_tr.shape[0]} rows, but the split protocol takes the last {k} as "
-                                    "the test set. Use test=<fraction> instead.")
-                X_te, y_te = X_tr[-k:], y_tr[-k:]
-                X_tr, y_tr = X_tr[:-k], y_tr[:-k]
-                check_labels(resolved_task, y_tr, y_te, where)
-                notes.append(f"test = the last {k} rows (the dataset's official protocol)")
-            else:
-                frac = float(split_protocol.get("test_fraction", 0.25))
-                X_tr, y_tr, X_te, y_te = split_fraction(X_tr, y_tr, resolved_task, frac, seed, where)
-                kind = "stratified " if resolved_task != "regression" else ""
-                notes.append(f"no official test file: test = seeded {kind}{frac:.0%} split of the training file "
-                             f"(seed {seed})")
-        else:
-            X_tr, y_tr, X_te, y_te = split_fraction(X_tr, y_tr, resolved_task, test, seed, where)
-            kind = "stratified " if resolved_task != "regression" else ""
-            notes.append(f"test = seeded {kind}{test:.0%} split of the training file (seed {seed})")
-    description = "; ".join(n.rstrip(".") for n in notes if n)
-    if files:
-        provenance["files"] = files
-        replicas = [f["synthetic_replica"] for f in files if "synthetic_replica" in f]
+        frac = float(parts.split.get("test_fraction", 0.25))
+        parts.X_train, parts.y_train, parts.X_test, parts.y_test = split_fraction(
+            parts.X_train, parts.y_train, task, frac, seed, where)
+        parts.notes.append(f"no official test file: test = seeded {kind}{frac:.0%} split of the training file "
+                           f"(seed {seed})")
+
+
+def _dataset(parts: _Loaded) -> Dataset:
+    description = "; ".join(n.rstrip(".") for n in parts.notes if n)
+    provenance = parts.provenance
+    if parts.files:
+        provenance["files"] = parts.files
+        replicas = [f["synthetic_replica"] for f in parts.files if "synthetic_replica" in f]
         if replicas:
             provenance["synthetic"] = replicas[0]
             description += (f"; the file is a synthetic replica ({replicas[0]['generator']}): Bayes error "
                             f"{replicas[0]['bayes_error']:g}")
-    return Dataset(name=label, task=resolved_task, X_train=X_tr, y_train=np.asarray(y_tr), X_test=X_te,
-                   y_test=None if y_te is None else np.asarray(y_te), description=description,
-                   provenance=provenance)
+    return Dataset(name=parts.label, task=parts.task, X_train=parts.X_train, y_train=np.asarray(parts.y_train),
+                   X_test=parts.X_test, y_test=None if parts.y_test is None else np.asarray(parts.y_test),
+                   description=description, provenance=provenance)
 
 
 def _as_dtype(X, dtype):

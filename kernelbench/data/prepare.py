@@ -9,8 +9,9 @@ import scipy.sparse as sp
 from kernelbench._vocab import SCALINGS
 from kernelbench.errors import DataError
 
-from .load import Dataset, check_labels, take_rows
-from .parse import to_csr32
+from .blocks import to_csr32
+from .load import Dataset
+from .parts import check_labels, take_rows
 
 MAX_PCA_DENSE_BYTES = 2 * 2**30   # sparse input is densified for PCA up to this; beyond: TruncatedSVD
 

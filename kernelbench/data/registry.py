@@ -18,7 +18,7 @@ import yaml
 from kernelbench._vocab import TASKS
 from kernelbench.errors import DataError
 
-FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (parse.py parse_qm7)
+FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (qm7.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
 PROTOCOLS = ("official", "stratified", "random", "tail")
 BUILTIN_SOURCES = ("sklearn_digits_8_vs_6",)

@@ -14,7 +14,8 @@ import pytest
 from conftest import REPO, assert_user_error, env_for, kb
 from kernelbench.config import config_from_dict, load_config
 from kernelbench.data import fetch, load_dataset
-from kernelbench.data.fetch import check_url_allowed, open_decompressed
+from kernelbench.data.download import check_url_allowed
+from kernelbench.data.local import open_decompressed
 from kernelbench.data.registry import get_spec, load_registry
 from kernelbench.errors import ConfigError, DataError, KernelbenchError
 

@@ -1,12 +1,11 @@
-"""`kernelbench report`: our measured numbers next to the papers' published ones.
+"""The claims table: each published value of the papers' files (kernelbench/papers) next to ours,
+with its status.
 
-The published values are data: each paper's file in kernelbench/papers (typed in from the papers'
-texts under ../shared/papers). "Ours" is the mean ± std over the finished cells (last row of each
-trial, test split, status ok) of every results.csv found, of the runs tagged with the entry's paper
-(and figure or table, where the entry names one), matching the entry's dataset, algorithm and
-parameters; the row names those runs' folders. Runs whose resolved settings differ (parameters,
-data, stop rule) are never pooled into one number: the row says which experiments collide and on
-what (`pooling_conflict`).
+"Ours" is the mean ± std over the finished cells (last row of each trial, test split, status ok)
+of every results.csv found, of the runs tagged with the entry's paper (and figure or table, where
+the entry names one), matching the entry's dataset, algorithm and parameters; the row names those
+runs' folders. Runs whose resolved settings differ (parameters, data, stop rule) are never pooled
+into one number: the row says which experiments collide and on what (`pooling_conflict`).
 
 Every claim gets a status: reproduced (ours within the entry's tolerance of the published value, or
 on the claimed side of a bound), differs, not run, or not reproducible here (the entry's `needs`:
@@ -19,34 +18,18 @@ improvement_vs_gss:<merge> and merge_time_improvement_vs_gss:<merge> (training /
 saved against GSS-standard, percent), at_seconds:<error>:<s> (the error of the last evaluation
 within s training seconds, per trial; s = libsvm: the mean training seconds of the LIBSVM run with
 the same tags and dataset).
-
-REPRODUCTION.md (reproduction_markdown) is the same table computed from the published runs alone
-(a published folder, by default results/published: kernelbench.publish): each verdict with its reason, and the runs' provenance.
 """
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-import kernelbench
-from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
 from kernelbench.papers import DIFFERENCE_KINDS, Paper, Published, load_papers
-from kernelbench.results import (
-    ABSENT_FILE,
-    RunRecord,
-    collect_results,
-    config_hash,
-    final_rows,
-    read_results,
-    run_folders,
-    tagged,
-)
+from kernelbench.results import RunRecord, collect_results, final_rows, run_folders, tagged
 
 GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
 INTRO = ("Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
@@ -252,7 +235,7 @@ def pooling_conflict(rows: pd.DataFrame) -> str | None:
             "report one of them (kernelbench report <run folder>) or tag them apart")
 
 
-def _machine_text(machine: dict | None) -> str:
+def machine_text(machine: dict | None) -> str:
     machine = machine or {}
     return f"{machine.get('processor') or machine.get('platform', '?')}, {machine.get('cpu_count', '?')} CPUs"
 
@@ -261,7 +244,7 @@ def _machines(folders) -> list[str]:
     seen = []
     for folder in folders:
         try:
-            text = _machine_text(RunRecord.load(folder).machine)
+            text = machine_text(RunRecord.load(folder).machine)
         except OutputError:
             continue
         if text not in seen:
@@ -346,23 +329,6 @@ def claim_status(entry: Published, ours, conflict) -> str:
     return f"differs{': ' + entry.differs.kind if entry.differs else ''} ({claim})"
 
 
-REPO = Path(kernelbench.__file__).resolve().parent.parent
-
-
-def _shown(path) -> str:
-    """A path as REPRODUCTION.md names it: relative to the repository when inside it (the same text
-    from any working folder), else as given."""
-    try:
-        return Path(path).resolve().relative_to(REPO).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
-
-
-def reproduction_command(published_dir="results/published", target="REPRODUCTION.md") -> str:
-    """The command that regenerates `target` from the published runs in `published_dir`."""
-    return f"kernelbench report --from {_shown(published_dir)} --out {_shown(target)}"
-
-
 # "differs" alone: a difference nobody has explained yet (the paper file's `differences` explain the
 # known ones); "no data here": not run because the machine that published had no copy of the data
 VERDICTS = ("reproduced", *(f"differs: {kind}" for kind in DIFFERENCE_KINDS), "differs", "measured",
@@ -387,157 +353,3 @@ def verdict_and_reason(row: dict, absent: dict | None = None) -> tuple[str, str]
     measured = f"difference {row['difference']:+.3f}; reproduced when {claim.rstrip(')')}"
     return verdict, (f"{row['differs_why']} ({measured})" if row.get("differs_why") and verdict != "reproduced"
                      else measured)
-
-
-def _absent_record(published_dir, paper_id: str) -> dict:
-    path = Path(published_dir) / paper_id / ABSENT_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise OutputError(f"cannot read {path}: {e}; `kernelbench publish {paper_id}` writes it again") from e
-    return data if isinstance(data, dict) else {}
-
-
-def absent_data(published_dir, paper_id: str) -> dict:
-    """{dataset: the command that gets it} of the data the machine that published the paper's runs
-    had no copy of (kernelbench publish writes it); {} when none is recorded."""
-    return dict(_absent_record(published_dir, paper_id).get("datasets") or {})
-
-
-def not_run_experiments(published_dir, paper_id: str) -> dict:
-    """{config file: its state} of the paper's experiments the publishing machine could run but
-    published no finished run of (kernelbench publish writes it); {} when none is recorded."""
-    return dict(_absent_record(published_dir, paper_id).get("experiments") or {})
-
-
-def shortened(record: RunRecord) -> str | None:
-    """How the run's config departs from its paper's protocol to fit a budget (config `shortened`)."""
-    return (record.config or {}).get("shortened")
-
-
-def _run_line(folder: Path, record: RunRecord) -> str:
-    """One published run as a row of REPRODUCTION.md's run table: what it measured and where."""
-    rows = read_results(folder)
-    final = final_rows(rows, old_runs=True)
-    ok = final[final["status"] == "ok"]
-    measured = ""
-    for metric in ("test_error", "test_mae", "test_mse", "train_error", "objective"):
-        values = ok[metric].astype(float).dropna()
-        if len(values):
-            low, high = values.min(), values.max()
-            measured = f"{metric} {low:.4g}" + (f" – {high:.4g}" if high != low else "")
-            break
-    versions = record.versions or {}
-    commit = (record.git_commit or "?")[:10] + (" (dirty)" if record.git_dirty else "")
-    digest = record.extra.get("config_hash") or (config_hash(record.config) if record.config else "?")
-    cells = [", ".join(sorted(set(rows[c]) - {""})) for c in ("dataset", "algorithm")]
-    status = record.status + (" (shortened: below)" if shortened(record) else "")
-    return (f"| {record.run_id} | {status} | {cells[0]} | {cells[1]} | {len(ok)} of {len(final)} | "
-            f"{measured} | {duration_text(record.duration_seconds, '')} | {commit} | {digest[:12]} | "
-            f"{_machine_text(record.machine)} | python {versions.get('python', '?')}, "
-            f"kernelbench {versions.get('kernelbench', '?')}, numpy {versions.get('numpy', '?')}, "
-            f"scikit-learn {versions.get('scikit-learn', '?')} |")
-
-
-def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
-    """REPRODUCTION.md (written to `target`, which its header names): for each paper the count of
-    each verdict, every published number next to ours (mean ± std, n) with its verdict and why, and
-    the runs it comes from (commit, config hash, machine, versions). Read from the published runs in
-    `published_dir` alone (kernelbench publish): the same files give the same bytes, with no date
-    but the runs' own."""
-    _, table = build_report([published_dir])
-    runs: dict[str, list[str]] = {}
-    cut: dict[str, list[str]] = {}          # per paper: the shortened runs, with how
-    cut_ids: set[str] = set()
-    for folder in run_folders(published_dir):
-        try:
-            record = RunRecord.load(folder)
-        except OutputError:
-            continue
-        if not record.smoke:
-            paper_id = (record.tags or {}).get("paper", "")
-            runs.setdefault(paper_id, []).append(_run_line(folder, record))
-            if shortened(record):
-                cut.setdefault(paper_id, []).append(f"- {record.run_id}: {shortened(record)}")
-                cut_ids.add(record.run_id)
-    papers = report_papers()
-    lines = ["# Reproduction: our numbers next to the papers'", "",
-             (f"Generated from the published runs ({_shown(published_dir)}/, written by `kernelbench publish`) by "
-              f"`{reproduction_command(published_dir, target)}`; do not edit by hand: tests/test_publish.py "
-              "fails when this file and the published runs disagree."), "", INTRO, "",
-             "| paper | claims | " + " | ".join(VERDICTS) + " | published runs |",
-             "|---|" + "---|" * (len(VERDICTS) + 2)]
-    counts = {}
-    absent = {p.id: absent_data(published_dir, p.id) for p in papers}
-    for p in papers:
-        mine = [verdict_and_reason(r, absent[p.id])[0] for r in table if r["paper"] == p.name]
-        counts[p.id] = {v: mine.count(v) for v in VERDICTS}
-        lines.append(f"| {p.name} | {len(mine)} | " + " | ".join(str(counts[p.id][v]) for v in VERDICTS)
-                     + f" | {len(runs.get(p.id, []))} |")
-    lines.append("")
-    for p in papers:
-        mine = [r for r in table if r["paper"] == p.name]
-        n_runs = len(runs.get(p.id, []))
-        claims = (f"{len(mine)} claims: " + ", ".join(f"{n} {v}" for v, n in counts[p.id].items() if n) if mine
-                  else "No published number to compare with")
-        lines += [f"## {p.name}", "", f"{claims}; {n_runs} published run{'' if n_runs == 1 else 's'}.", ""]
-        if mine:
-            lines += [("| where | dataset | algorithm | params | metric | paper | ours (mean ± std, n) | verdict "
-                       "| reason | runs |"), "|---|---|---|---|---|---|---|---|---|---|"]
-        for r in mine:
-            verdict, reason = verdict_and_reason(r, absent[p.id])
-            published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None
-                                                     else "")
-            ours = f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} (n={r['ours'][2]})" if r["ours"] else ""
-            params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-            lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
-                         f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {verdict} | "
-                         f"{reason} | {', '.join(x + (' (shortened)' if x in cut_ids else '') for x in r['runs'])} |")
-        if mine:
-            lines.append("")
-        if p.not_tabulated:
-            lines += [f"Not tabulated: {p.not_tabulated}", ""]
-        if runs.get(p.id):
-            lines += [("| published run | status | dataset | algorithm | finished cells (ok of all) | measured "
-                       "(range over cells) | wall time | commit | config sha256 | machine | versions |"),
-                      "|---|" + "---|" * 10, *runs[p.id], ""]
-        if cut.get(p.id):
-            lines += ["Shortened to fit the publishing machine's budget (each config says how it departs from the "
-                      "paper's protocol):", "", *cut[p.id], ""]
-        left = not_run_experiments(published_dir, p.id)
-        if left:
-            lines += ["Runnable here but not run for this publication (`kernelbench reproduce "
-                      f"{p.id}` runs them):", "", *(f"- {name}: {state}" for name, state in sorted(left.items())), ""]
-    return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
-
-
-def markdown_to_html(markdown: str) -> str:
-    """The report's markdown (headings, paragraphs, pipe tables) as a standalone HTML page."""
-    out, in_table = ["<!doctype html><meta charset='utf-8'><title>kernelbench report</title>",
-                     "<style>table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style>"], False
-    for line in markdown.splitlines():
-        if line.startswith("|"):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
-            if set("".join(cells)) <= {"-"}:
-                continue
-            if not in_table:
-                out.append("<table>")
-                in_table = True
-                out.append("<tr>" + "".join(f"<th>{c}</th>" for c in cells) + "</tr>")
-            else:
-                out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            out.append("</table>")
-            in_table = False
-        if line.startswith("## "):
-            out.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith("# "):
-            out.append(f"<h1>{html.escape(line[2:])}</h1>")
-        elif line.strip():
-            out.append(f"<p>{html.escape(line)}</p>")
-    if in_table:
-        out.append("</table>")
-    return "\n".join(out) + "\n"
