@@ -18,30 +18,25 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
-import yaml
 from sklearn.linear_model import LogisticRegression
-from bench_scaling import REPO  # scripts/ is on sys.path
 
-from kernelbench.solvers.falkon import FalkonClassifier
-from kernelbench.data import load_dataset, prepare
+from kernelbench.config import config_from_dict, load_config
 from kernelbench.data.synthetic import VARIANTS
-from kernelbench.estimators import algorithms
+from kernelbench.experiment import prepare_experiment
+from kernelbench.solvers.dsg import DSGClassifier
+from kernelbench.solvers.falkon import FalkonClassifier
 
 VALIDATION_ROWS = 200_000
-
-
-def replica(variant: int, shape: str = "susy"):
-    return prepare(load_dataset("synthetic", test="official", progress=False, dtype="float32",
-                                synthetic={"shape": shape, "variant": variant}), scale="standard")
+DSG_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "susy_dsg_gu2018.yaml"
 
 
 def dsg(gamma, passes: int, threads: int):
-    params = yaml.safe_load((REPO / "configs" / "susy_dsg_gu2018.yaml").read_text())["algorithm"]["params"]
-    params.update(gamma=gamma if gamma in ("median", "scale") else float(gamma), passes=passes, threads=threads,
-                  random_state=0)
-    return algorithms()["dsg"].estimator_class("binary")(**params)
+    params = {**load_config(DSG_CONFIG).algorithm.params, "passes": passes, "threads": threads, "random_state": 0,
+              "gamma": gamma if gamma in ("median", "scale") else float(gamma)}
+    return DSGClassifier(**params)
 
 
 def error(model, X, y) -> str:
@@ -61,7 +56,10 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
 
-    data = replica(args.variant, args.shape)
+    replica = {"name": "synthetic", "shape": args.shape, "variant": args.variant, "dtype": "float32",
+               "scale": "standard"}
+    data = prepare_experiment(config_from_dict({"dataset": replica, "algorithm": {"name": "dsg"}}),
+                              progress=False).data
     X, y = data.X_train, data.y_train
     Xv, yv = X[-VALIDATION_ROWS:], y[-VALIDATION_ROWS:]
     n = min(args.n or X.shape[0] - VALIDATION_ROWS, X.shape[0] - VALIDATION_ROWS)
