@@ -39,6 +39,16 @@ def dsg(gamma, passes: int, threads: int):
     return DSGClassifier(**params)
 
 
+def falkon(gamma, lam: float, centres: int, iterations: int, n: int, threads: int):
+    return FalkonClassifier(C=1 / (lam * n), gamma=float(gamma), n_centers=centres, max_iter=iterations,
+                            threads=threads, random_state=0)
+
+
+def timed_fit(model, X, y):
+    started = time.perf_counter()
+    return model.fit(X, y), time.perf_counter() - started
+
+
 def error(model, X, y) -> str:
     return f"{100 * np.mean(model.predict(X) != y):.2f} %"
 
@@ -67,37 +77,29 @@ def main(argv=None):
     print(f"{args.shape} variant {args.variant}: training on {n:,} rows, validating on the last {VALIDATION_ROWS:,} "
           f"training rows", flush=True)
     if args.what == "linear":
-        started = time.perf_counter()
-        model = LogisticRegression().fit(Xf, yf)
-        print(f"linear logistic regression: {time.perf_counter() - started:.1f} s, validation "
-              f"{error(model, Xv, yv)}, test {error(model, data.X_test, data.y_test)}", flush=True)
+        model, seconds = timed_fit(LogisticRegression(), Xf, yf)
+        print(f"linear logistic regression: {seconds:.1f} s, validation {error(model, Xv, yv)}, "
+              f"test {error(model, data.X_test, data.y_test)}", flush=True)
     elif args.what == "falkon-grid":
         for gamma in args.gamma:
             for lam in args.lambdas:
-                started = time.perf_counter()
-                model = FalkonClassifier(C=1 / (lam * n), gamma=float(gamma), n_centers=args.centres,
-                                         max_iter=10, threads=args.threads, random_state=0).fit(Xf, yf)
+                model, seconds = timed_fit(falkon(gamma, lam, args.centres, 10, n, args.threads), Xf, yf)
                 print(f"falkon M {args.centres} γ {gamma} λ {lam:g}: validation {error(model, Xv, yv)} "
-                      f"({time.perf_counter() - started:.1f} s)", flush=True)
+                      f"({seconds:.1f} s)", flush=True)
     elif args.what == "dsg-gamma":
         for gamma in args.gamma:
-            started = time.perf_counter()
-            model = dsg(gamma, 1, args.threads).fit(Xf, yf)
-            seconds = time.perf_counter() - started
+            model, seconds = timed_fit(dsg(gamma, 1, args.threads), Xf, yf)
             print(f"dsg γ {gamma}: {seconds:.0f} s, validation {error(model, Xv, yv)}, "
                   f"test {error(model, data.X_test, data.y_test)}", flush=True)
     else:
         for gamma in args.gamma:
             for passes in args.passes:
-                started = time.perf_counter()
-                model = dsg(gamma, passes, args.threads).fit(Xf, yf)
-                print(f"dsg γ {gamma}, {passes} pass(es): {time.perf_counter() - started:.1f} s, "
-                      f"validation {error(model, Xv, yv)}", flush=True)
-            started = time.perf_counter()
-            model = FalkonClassifier(C=1 / (1e-6 * n), gamma=float(gamma), n_centers=2048, max_iter=20,
-                                     threads=args.threads, random_state=0).fit(Xf, yf)
-            print(f"falkon γ {gamma}, M 2048, 20 iterations: {time.perf_counter() - started:.1f} s, "
-                  f"validation {error(model, Xv, yv)}", flush=True)
+                model, seconds = timed_fit(dsg(gamma, passes, args.threads), Xf, yf)
+                print(f"dsg γ {gamma}, {passes} pass(es): {seconds:.1f} s, validation {error(model, Xv, yv)}",
+                      flush=True)
+            model, seconds = timed_fit(falkon(gamma, 1e-6, 2048, 20, n, args.threads), Xf, yf)
+            print(f"falkon γ {gamma}, M 2048, 20 iterations: {seconds:.1f} s, validation {error(model, Xv, yv)}",
+                  flush=True)
 
 
 if __name__ == "__main__":
