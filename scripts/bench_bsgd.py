@@ -4,9 +4,8 @@ measured in one run on this machine.
 For ijcnn1 (C = 2^5, γ = 2^1) and a9a (C = 2^5, γ = 2^-7), B = 100, 20 passes, raw LIBSVM features
 (from the mirror/cache): training time of each merge method (best of --repeat runs with the same
 seed, evaluation excluded), the ratio Lookup-WD / GSS-standard, test accuracy, merge frequency and
-the merge time split (section A: h or WD; section B: the rest). `--libsvm` also prints the exact
-SVM's test accuracy (scikit-learn SVC = LIBSVM, same C and γ; Table 1). Nothing here is a
-pass/fail test.
+the merge time split (section A: h or WD; section B: the rest). The exact SVM at the same C and γ
+(Table 1) is scripts/bench_exact_svm.py's `libsvm` line. Nothing here is a pass/fail test.
 """
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ import math
 import time
 
 import numpy as np
-from sklearn.svm import SVC
 
 from kernelbench.config import config_from_dict
 from kernelbench.experiment import prepare_experiment, trace
@@ -41,7 +39,6 @@ def main():
     parser.add_argument("--passes", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--libsvm", action="store_true", help="also fit the exact SVM (slow: minutes)")
     args = parser.parse_args()
     started = time.perf_counter()
     lookup_tables.cache_clear()
@@ -68,11 +65,6 @@ def main():
         for merge, label in (("lookup-wd", "Lookup-WD"), ("lookup-h", "Lookup-h ")):
             if "gss" in times and merge in times:
                 print(f"  ratio {label} / GSS-standard total training time: {times[merge] / times['gss']:.3f}")
-        if args.libsvm:
-            started = time.perf_counter()
-            svc = SVC(C=params["C"], gamma=params["gamma"], cache_size=1000).fit(data.X_train, data.y_train)
-            print(f"  exact SVM (LIBSVM via SVC): test acc {100 * svc.score(data.X_test, data.y_test):.2f}%, "
-                  f"{svc.n_support_.sum()} SVs, {time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":
