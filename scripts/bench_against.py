@@ -6,9 +6,10 @@ a ratio measured side by side in one run does not. The revision (--against, defa
 uncommitted changes do) is exported with `git archive` into build/bench-revisions/<commit>, this
 checkout's sources (tracked and untracked, as they are now) are copied beside it, and both are
 built the same way, with this interpreter (`setup.py build_ext --inplace`; kept for the next run):
-the same compiler and Cython on both sides. Both sides run the same command a user types, `kernelbench run CONFIG`, each
-with its own copy of the config (the revision's own file: what it shipped), reduced to one grid
-cell (the config's algorithm.params) and --trials trials, and with `search:` / `tune:` dropped.
+the same compiler and Cython on both sides. Both sides run the same command a user types, `kernelbench run CONFIG`,
+each in its own process and tree, on its own copy of the config (the revision's own file: what it
+shipped), reduced on the command line to one grid cell (`--set grid={}`: the config's
+algorithm.params) and --trials trials (the revision must know `--set`: 31e0efa or later).
 The runs alternate (revision, tree, tree, revision, ...), --repeat rounds, so that a burst of load
 lands on both sides alike.
 
@@ -33,21 +34,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
+from kernelbench.config import load_config
+from kernelbench.errors import ConfigError
 from kernelbench.results import final_rows, read_results
 
 REPO = Path(__file__).resolve().parents[1]
 BUILDS = REPO / "build" / "bench-revisions"     # `make clean` removes it
 
-# config (configs/<name>.yaml) -> stop rule replacing the config's, where its own is a time limit
-# (a ratio of times is only read when both sides do the same work)
+# config (configs/<name>.yaml) -> stop rule (YAML, for --set) replacing the config's, where its own is
+# a time limit (a ratio of times is only read when both sides do the same work)
 HEADLINES = {
     "a9a_dsg": None,
     "ijcnn1_udsg_avg": None,
     "cod_rna_tsgs3vm_5pass": None,
     "ijcnn1_bsgd": None,                             # the B = 100, lookup-wd cell
-    "ijcnn1_asydsskl_gu2018": {"passes": 1},         # Algorithm 1 once (its config: 20 s)
+    "ijcnn1_asydsskl_gu2018": "{passes: 1}",         # Algorithm 1 once (its config: 20 s)
     "a9a_cdsg": None,
 }
 
@@ -111,24 +112,15 @@ def side_env(tree: Path) -> dict:
     return env
 
 
-def one_cell(config: Path, stop: dict | None, folder: Path) -> Path:
-    """`config` as one cell (its algorithm.params), without search/tune, `stop` replaced if given."""
-    cfg = yaml.safe_load(config.read_text())
-    for key in ("grid", "search", "tune"):
-        cfg.pop(key, None)
-    if stop is not None:
-        cfg["stop"] = stop
-    out = folder / config.name
-    out.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return out
-
-
-def run_side(env: dict, tree: Path, config: Path, trials: int, out: Path) -> list[tuple[float, float]]:
-    """(train_seconds, test_error) of each trial's final row of one `kernelbench run`."""
+def run_side(env: dict, tree: Path, name: str, trials: int, out: Path) -> list[tuple[float, float]]:
+    """(train_seconds, test_error) of each trial's final row of one `kernelbench run` of the tree's
+    configs/<name>.yaml as one cell (stop replaced where HEADLINES says)."""
     main = "import sys; from kernelbench.cli import main; sys.argv[0] = 'kernelbench'; main()"
-    done = subprocess.run([sys.executable, "-c", main, "run", str(config), "--out", str(out),
-                           "--trials", str(trials), "--quiet"], env=env, cwd=tree, capture_output=True,
-                          text=True)
+    config = tree / "configs" / f"{name}.yaml"
+    stop = ["--set", f"stop={HEADLINES[name]}"] if HEADLINES.get(name) else []
+    done = subprocess.run([sys.executable, "-c", main, "run", str(config), "--out", str(out), "--trials",
+                           str(trials), "--quiet", "--set", "grid={}", *stop], env=env, cwd=tree,
+                          capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"kernelbench run {config} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     (folder,) = out.iterdir()                          # `out` is this run's own folder
@@ -149,10 +141,11 @@ def main(argv=None):
                     help="configs/<name>.yaml names (default: the headline configs)")
     args = ap.parse_args(argv)
     for c in args.configs:
-        path = REPO / "configs" / f"{c}.yaml"
-        if not path.exists():
-            sys.exit(f"no config configs/{c}.yaml")
-        if c not in HEADLINES and "seconds" in (yaml.safe_load(path.read_text()).get("stop") or {}):
+        try:
+            timed = load_config(REPO / "configs" / f"{c}.yaml").stop.seconds is not None
+        except ConfigError as e:
+            sys.exit(str(e))
+        if timed and c not in HEADLINES:
             sys.exit(f"configs/{c}.yaml stops on a time limit: both sides would do different work")
 
     sides = {"revision": build_revision(args.against), "tree": build_working_tree()}
@@ -162,17 +155,11 @@ def main(argv=None):
     measured = {c: {side: [] for side in sides} for c in args.configs}
     with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
         tmp = Path(tmp)
-        configs = {}
-        for side, tree in sides.items():
-            (tmp / side).mkdir()
-            configs[side] = {c: one_cell(tree / "configs" / f"{c}.yaml", HEADLINES.get(c), tmp / side)
-                             for c in args.configs}
         for r in range(args.repeat):
             order = ["revision", "tree"] if r % 2 == 0 else ["tree", "revision"]
             for c in args.configs:
                 for side in order:
-                    got = run_side(envs[side], sides[side], configs[side][c], args.trials,
-                                   tmp / side / f"runs-{r}-{c}")
+                    got = run_side(envs[side], sides[side], c, args.trials, tmp / side / f"runs-{r}-{c}")
                     measured[c][side] += got
                     print(f"  round {r + 1} {c:24s} {side:8s} "
                           + " ".join(f"{s:.2f}s/{e:.4f}" for s, e in got), flush=True)

@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import time
 
 import numpy as np
+from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
+
+from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
+from kernelbench.config import config_from_dict
+from kernelbench.experiment import prepare_experiment, trace
+from kernelbench.solvers.base import as_dense
+from kernelbench.solvers.ksdca import KSDCAClassifier
+from kernelbench.solvers.norma import NormaClassifier
+from kernelbench.solvers.svrg_rf import SVRGRFClassifier
 
 
 def best_of(repeat, fn):
@@ -32,8 +40,6 @@ def best_of(repeat, fn):
 def one_pass(est, X, y):
     """(seconds of one pass, set-up excluded, est): the runner's timing less begin (for the
     feature-map baselines begin computes the map, which Dai et al. exclude)."""
-    from kernelbench.experiment import trace
-
     timed = trace(est, X, y, passes=1, every=math.inf, initial=False).begin()
     setup = timed.train_seconds
     *_, last = timed
@@ -61,17 +67,8 @@ def main():
     parser.add_argument("--dataset", default="a9a")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
-    os.environ.setdefault("KERNELBENCH_MIRROR", os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets"))
-    from sklearn.metrics.pairwise import rbf_kernel
-
-    from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
-    from kernelbench.data import load_dataset
-    from kernelbench.solvers.ksdca import KSDCAClassifier
-    from kernelbench.solvers.norma import NormaClassifier
-    from kernelbench.solvers.svrg_rf import SVRGRFClassifier
-    from kernelbench.solvers.base import as_dense
-
-    data = load_dataset(args.dataset)
+    cfg = config_from_dict({"dataset": {"name": args.dataset}, "algorithm": {"name": "norma"}})
+    data = prepare_experiment(cfg, progress=False).data
     X, y = as_dense(data.X_train, np.float64), data.y_train
     Xt = as_dense(data.X_test, np.float64) if data.X_test is not None else X[:5000]
     yt = data.y_test if data.X_test is not None else y[:5000]

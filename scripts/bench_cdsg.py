@@ -10,9 +10,15 @@ Timings depend on the machine's load: the load average is printed next to them. 
 from __future__ import annotations
 
 import argparse
-import os
 
 import numpy as np
+
+from kernelbench.config import config_from_dict
+from kernelbench.errors import KernelbenchError
+from kernelbench.experiment import prepare_experiment, trace
+from kernelbench.solvers.base import as_dense
+from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
+from kernelbench.solvers.dsg import DSGClassifier
 
 DATASETS = {   # name: (test split, C for λ = 1e-5 as in Li & Póczos Table 2)
     "a9a": ("official", 1.0 / (32561 * 1e-5)),
@@ -22,19 +28,9 @@ DATASETS = {   # name: (test split, C for λ = 1e-5 as in Li & Póczos Table 2)
 }
 
 
-def load(name, test):
-    from kernelbench.data import load_dataset
-    from kernelbench.solvers.base import as_dense
-
-    ds = load_dataset(name, test=test, progress=False)
-    return as_dense(ds.X_train, np.float32), ds.y_train
-
-
 def run(cls, X, y, params, passes, target=None, points=24):
     """(seconds, objective, n_features) after each timed chunk (the runner's timing: set-up
     included), until `passes` are done or the objective is <= target."""
-    from kernelbench.experiment import trace
-
     est = cls(**params)
     timed = trace(est, X, y, passes=passes, initial=False).begin()
     timed.every = max(1, int(timed.total) // points)
@@ -49,26 +45,24 @@ def run(cls, X, y, params, passes, target=None, points=24):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["a9a", "covtype_subset20k"])
+    parser.add_argument("--datasets", nargs="+", default=["a9a", "covtype_subset20k"], choices=list(DATASETS))
     parser.add_argument("--passes", type=float, default=2.0)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--block-size", type=int, default=128)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    os.environ.setdefault("KERNELBENCH_MIRROR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets")))
-    from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
-    from kernelbench.solvers.dsg import DSGClassifier
-
     print(f"load average: {open('/proc/loadavg').read().split()[:3]}  threads={args.threads}")
     print(f"{'dataset':<18} {'algorithm':<6} {'R_DSG':>9} {'seconds':>8} {'ratio':>6} {'features':>9} {'DSG features':>12}")
     for name in args.datasets:
         test, C = DATASETS[name]
         try:
-            X, y = load(name, test)
-        except Exception as e:       # no local copy: say so, go on
+            cfg = config_from_dict({"dataset": {"name": name, "test": test}, "algorithm": {"name": "dsg"}})
+            data = prepare_experiment(cfg, progress=False).data
+        except KernelbenchError as e:       # no local copy and no network: say so, go on
             print(f"{name:<18} skipped: {e}")
             continue
+        X, y = as_dense(data.X_train, np.float32), data.y_train
         params = dict(loss="logistic", gamma="median", C=C, batch_size=args.batch_size,
                       block_size=args.block_size, step=1000.0, t0=100.0, threads=args.threads,
                       random_state=args.seed)

@@ -36,6 +36,12 @@ import os
 import time
 
 import numpy as np
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
+from sklearn.svm import SVC
+
+from kernelbench.config import config_from_dict
+from kernelbench.estimators import algorithms
+from kernelbench.experiment import prepare_experiment
 
 DATASETS = ("heart_scale", "australian_scale", "fourclass_scale", "svmguide1", "phishing", "a9a",
             "w8a", "ijcnn1", "cod-rna", "covtype_subset20k", "skin_nonskin")
@@ -50,19 +56,8 @@ FULL_GRID = {"C": [2.0 ** k for k in range(-5, 16, 2)], "gamma": [2.0 ** k for k
 DECADE_GRID = {"C": [10.0 ** k for k in range(-1, 4)], "gamma": [10.0 ** k for k in range(-3, 2)]}
 
 
-def load(name):
-    """(X_train, y_train, X_test, y_test), standardised on the training part."""
-    from kernelbench.data import load_dataset, prepare
-
-    ds = load_dataset(name, test=TEST.get(name, "official"), progress=False)
-    ds = prepare(ds, scale="standard")
-    return ds.X_train, ds.y_train, ds.X_test, ds.y_test
-
-
 def stratified_rows(y, size, seed=0):
     """Row indices of a stratified random subsample of `size` rows (all rows when there are fewer)."""
-    from sklearn.model_selection import train_test_split
-
     if len(y) <= size:
         return np.arange(len(y))
     rows, _ = train_test_split(np.arange(len(y)), train_size=size, stratify=y, random_state=seed)
@@ -71,9 +66,6 @@ def stratified_rows(y, size, seed=0):
 
 def libsvm_cv(X, y, X_test, y_test):
     """LIBSVM (SVC) with C, γ by stratified 5-fold CV on the training part (see the docstring)."""
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-    from sklearn.svm import SVC
-
     start = time.perf_counter()
     small = len(y) <= REFERENCE_FULL_GRID_ROWS
     grid = FULL_GRID if small else DECADE_GRID
@@ -98,8 +90,6 @@ def libsvm_cv(X, y, X_test, y_test):
 
 def defaults_error(algorithm, X, y, X_test, y_test, seed):
     """(test error, seconds) of the algorithm with its declared defaults (random_state = seed)."""
-    from kernelbench.estimators import algorithms
-
     estimator = algorithms()[algorithm].classifier(random_state=seed)
     start = time.perf_counter()
     estimator.fit(X, y)
@@ -115,7 +105,6 @@ def main():
     parser.add_argument("--references", default=None,
                         help="JSON file caching the LIBSVM-CV results (read if present, then updated)")
     args = parser.parse_args()
-    os.environ.setdefault("KERNELBENCH_MIRROR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets")))
 
     cache = {}
     if args.references and os.path.exists(args.references):
@@ -126,7 +115,10 @@ def main():
     print("-" * len(head))
     notes = []
     for name in args.datasets:
-        X, y, X_test, y_test = load(name)
+        dataset = {"name": name, "test": TEST.get(name, "official"), "scale": "standard"}
+        data = prepare_experiment(config_from_dict({"dataset": dataset, "algorithm": {"name": "libsvm"}}),
+                                  progress=False).data
+        X, y, X_test, y_test = data.X_train, data.y_train, data.X_test, data.y_test
         if name not in cache:
             cache[name] = libsvm_cv(X, y, X_test, y_test)
             if args.references:

@@ -1,8 +1,8 @@
 """`make bench`: training time in results.csv must not depend on how often the runner evaluates.
 
-For every registered algorithm (a workload on ijcnn1 below, seeded), the same experiment is run by
-`kernelbench run` -- the command a user types -- with two evaluation schedules, alternating,
---repeat rounds of --trials trials each:
+For every registered algorithm (a workload on ijcnn1 below, seeded), the same experiment is run as
+`kernelbench run` runs it (run_experiment, in this process: a run folder each) with two evaluation
+schedules, alternating, --repeat rounds of --trials trials each:
 
   default  the runner's default `evaluate:` (a point every ~1/10 pass, and at each the
            objective and the training error on the evaluation subset and the error on the whole
@@ -25,16 +25,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
+from kernelbench.config import config_from_dict
+from kernelbench.errors import KernelbenchError
+from kernelbench.estimators import algorithms
+from kernelbench.experiment import run_experiment
+from kernelbench.results import final_rows, read_results
 
 IJCNN1 = {"name": "ijcnn1", "test": "official", "scale": "none"}
-REPO = Path(__file__).resolve().parents[1]
 
 # name: (dataset settings, algorithm params, passes). Sizes chosen so one run trains long enough
 # to time yet short enough to repeat, evaluations included; BSGD is the
@@ -67,33 +68,23 @@ SINGLE = {"every": 10**12, "on": ["test_error"]}
 TARGET_SECONDS = 1.0            # runs shorter than this are outside the 3% target
 
 
-def config(name: str, schedule: dict | None, trials: int) -> dict:
-    """The workload of `name` as an experiment config; `schedule` its `evaluate:` (None: the default)."""
+def config(name: str, schedule: dict | None, trials: int):
+    """The workload of `name` as a validated experiment config; `schedule` its `evaluate:` (None: the
+    default)."""
     dataset, params, passes = WORKLOADS[name]
     cfg = {"name": f"eval_overhead_{name}", "dataset": {**IJCNN1, **dataset},
            "algorithm": {"name": name, "params": params}, "seed": SEED, "trials": trials,
            "stop": {"passes": passes}}
-    if schedule is not None:
-        cfg["evaluate"] = schedule
-    return cfg
+    return config_from_dict({**cfg, "evaluate": schedule} if schedule is not None else cfg)
 
 
-def run(config_path: Path, out: Path) -> list[tuple[float, float, int]]:
-    """(train_seconds, test_error, points) of every trial of one `kernelbench run` into its own
-    folder `out` (from this checkout: `-m` puts the working folder first on sys.path)."""
-    done = subprocess.run([sys.executable, "-m", "kernelbench.cli", "run", str(config_path),
-                           "--out", str(out), "--quiet"], capture_output=True, text=True, cwd=REPO)
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else
-                           f"exit code {done.returncode}")
-    from kernelbench.results import final_rows, read_results
-
-    (folder,) = out.iterdir()
-    rows = read_results(folder)
+def run(cfg, out: Path) -> list[tuple[float, float, int]]:
+    """(train_seconds, test_error, points) of every trial of one run into `out`."""
+    rows = read_results(run_experiment(cfg, out_dir=out, quiet=True))
     final = final_rows(rows).sort_values("trial")
     bad = final[final["status"] != "ok"]
     if len(bad):
-        raise RuntimeError(f"not a time to compare: {bad[['trial', 'status', 'message']].to_dict('records')}")
+        raise KernelbenchError(f"not a time to compare: {bad[['trial', 'status', 'message']].to_dict('records')}")
     points = rows.groupby("trial").size()
     return [(float(r.train_seconds), float(r.test_error), int(points[r.trial])) for r in final.itertuples()]
 
@@ -105,32 +96,25 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3, help="rounds of the two runs, in turn (default 3)")
     parser.add_argument("--trials", type=int, default=1, help="trials per run (default 1)")
     args = parser.parse_args(argv)
-    os.environ.setdefault("KERNELBENCH_MIRROR", os.path.abspath(os.path.join(
-        os.path.dirname(__file__), "..", "..", "shared", "datasets")))
-    from kernelbench.estimators import algorithms
-
     names = args.algorithms or sorted(algorithms())
     missing = sorted(set(names) - set(WORKLOADS))
     if missing:
         parser.error(f"no workload for {missing}: add one to WORKLOADS")
     print(f"load average before: {os.getloadavg()[:3]}; {args.repeat} rounds of the two runs, "
-          f"{args.trials} trial(s) each, through kernelbench run")
+          f"{args.trials} trial(s) each")
     print(f"{'algorithm':<10} {'points':>6} {'default s':>9} {'single s':>9} {'ratio':>6} {'min':>6}  note")
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="eval-overhead-") as tmp:
         tmp = Path(tmp)
         for name in names:
             started = time.perf_counter()
-            paths = {}
-            for kind, schedule in (("default", None), ("single", SINGLE)):
-                paths[kind] = tmp / f"{name}_{kind}.yaml"
-                paths[kind].write_text(yaml.safe_dump(config(name, schedule, args.trials)))
             runs = {"default": [], "single": []}
             try:
+                configs = {"default": config(name, None, args.trials), "single": config(name, SINGLE, args.trials)}
                 for r in range(args.repeat):
                     for kind in (("default", "single") if r % 2 == 0 else ("single", "default")):
-                        runs[kind] += run(paths[kind], tmp / f"runs-{name}-{kind}-{r}")
-            except RuntimeError as e:     # e.g. no local copy of the data: say so, go on
+                        runs[kind] += run(configs[kind], tmp / f"runs-{name}-{kind}-{r}")
+            except KernelbenchError as e:     # e.g. no local copy of the data: say so, go on
                 print(f"{name:<10} skipped: {e}")
                 continue
             median = {k: statistics.median(s for s, _, _ in v) for k, v in runs.items()}

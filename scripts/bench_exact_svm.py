@@ -22,6 +22,10 @@ import time
 
 import numpy as np
 
+from kernelbench.config import config_from_dict
+from kernelbench.estimators import algorithms
+from kernelbench.experiment import prepare_experiment
+
 SETTINGS = {  # dataset: (task, test part, params)
     "a9a": ("binary", "official", {"C": 32.0, "gamma": 2.0 ** -7}),
     "ijcnn1": ("binary", "official", {"C": 32.0, "gamma": 2.0}),
@@ -29,16 +33,7 @@ SETTINGS = {  # dataset: (task, test part, params)
 }
 
 
-def load(name, test):
-    from kernelbench.data import load_dataset, prepare
-
-    ds = load_dataset(name, test=test, progress=False)
-    return prepare(ds, scale="none")
-
-
 def fit_seconds(name, params, task, ds):
-    from kernelbench.estimators import algorithms
-
     model = algorithms()[name].build(params, task=task)
     started = time.perf_counter()
     model.fit(ds.X_train, ds.y_train)
@@ -51,8 +46,6 @@ def main():
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     args = parser.parse_args()
-    os.environ.setdefault("KERNELBENCH_MIRROR", os.path.abspath(
-        os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets")))
     try:
         import sklearnex  # noqa: F401
     except ImportError:
@@ -64,7 +57,8 @@ def main():
     print(f"{'dataset':10s} {'n_train':>8s} {'solver':22s} {'fit s (best)':>12s} {'vs libsvm':>9s} {'test':>10s}")
     for dataset in args.datasets:
         task, test, params = SETTINGS[dataset]
-        ds = load(dataset, test)
+        cfg = config_from_dict({"dataset": {"name": dataset, "test": test}, "algorithm": {"name": "libsvm"}})
+        ds = prepare_experiment(cfg, progress=False).data
         best = {}
         for _ in range(args.repeats):
             for name, extra in contenders:

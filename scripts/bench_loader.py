@@ -2,10 +2,11 @@
 
 A first load of a SUSY-format .xz file (LIBSVM's `%.18e` text, the published defect included) is
 timed side by side with `xz -dc FILE > /dev/null` alone, in turns (xz, loader, xz, loader, ...), each
-in its own process with a fresh parsed-array cache: the ratio of medians, the loader's MB/s of text,
-its peak resident memory against the size of the arrays it caches, and the repairs it made.
-scikit-learn's `load_svmlight_file` on the same stream is timed once for reference (it stops at the
-defect, as on the published file; the time to that point is scaled to the whole file).
+in its own process (the point: a fresh parsed-array cache and its own peak memory): the ratio of
+medians, the loader's MB/s of text, its peak resident memory against the size of the arrays it
+caches, and the repairs it made. scikit-learn's `load_svmlight_file` on the same stream is timed once
+for reference (it stops at the defect, as on the published file; its time to that point is scaled to
+the whole file).
 
     .venv/bin/python scripts/bench_loader.py                       # a 1 M-row replica (written once)
     .venv/bin/python scripts/bench_loader.py --file /data/SUSY.xz  # the published file, or the full replica
@@ -26,20 +27,20 @@ import tempfile
 import time
 from pathlib import Path
 
-LOAD = """
+from kernelbench.data.synthetic import SyntheticSpec, write_files
+
+PEAK_MB = "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024"
+LOAD = f"""
 import json, resource, sys, time
 from pathlib import Path
 from kernelbench.data.parse import SvmlightOptions, parse_svmlight
 started = time.perf_counter()
-report = parse_svmlight(Path(sys.argv[1]), Path(sys.argv[2]),
-                        SvmlightOptions(n_features=18, base=1, dtype=sys.argv[3]))
-seconds = time.perf_counter() - started
-print(json.dumps({"seconds": seconds, "rows": report.rows, "text_bytes": report.text_bytes,
-                  "repairs": report.repairs, "first_line": report.first_line,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+report = parse_svmlight(Path(sys.argv[1]), Path(sys.argv[2]), SvmlightOptions(n_features=18, base=1, dtype=sys.argv[3]))
+print(json.dumps({{"seconds": time.perf_counter() - started, "rows": report.rows, "text_bytes": report.text_bytes,
+                  "repairs": report.repairs, "first_line": report.first_line, "peak_mb": {PEAK_MB}}}))
 """
-
-SKLEARN = """
+# the stream counts the bytes scikit-learn's loader read before it stopped
+SKLEARN = f"""
 import json, lzma, resource, sys, time
 from sklearn.datasets import load_svmlight_file
 class Counting:
@@ -51,15 +52,14 @@ class Counting:
     def __iter__(self):
         for line in self.fh:
             self.n += len(line); yield line
-stream = Counting(lzma.open(sys.argv[1]))
+stream, failed = Counting(lzma.open(sys.argv[1])), ""
 started = time.perf_counter()
 try:
     load_svmlight_file(stream, n_features=18)
-    failed = ""
 except ValueError as exc:
     failed = str(exc)[:120]
-print(json.dumps({"seconds": time.perf_counter() - started, "text_bytes_read": stream.n, "failed": failed,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({{"seconds": time.perf_counter() - started, "text_bytes_read": stream.n, "failed": failed,
+                  "peak_mb": {PEAK_MB}}}))
 """
 
 
@@ -86,19 +86,13 @@ def main():
     if shutil.which("xz") is None:
         sys.exit("bench_loader: the `xz` program is needed for the side-by-side timing")
     args.work.mkdir(parents=True, exist_ok=True)
-    path = args.file
-    if path is None:
-        from kernelbench.data.synthetic import SyntheticSpec, write_files
-
+    path = args.file or args.work / f"susy-{args.rows}" / "SUSY.xz"
+    if not path.is_file():
+        print(f"writing a {args.rows:,}-row SUSY replica into {path.parent} (once)", flush=True)
         n_test = min(500_000, args.rows // 10)
-        folder = args.work / f"susy-{args.rows}"
-        path = folder / "SUSY.xz"
-        if not path.is_file():
-            print(f"writing a {args.rows:,}-row SUSY replica into {folder} (once)", flush=True)
-            write_files(SyntheticSpec("susy", n=args.rows - n_test, n_test=n_test), folder, progress=False)
-    size = path.stat().st_size
-    print(f"{path} ({size / 2**20:,.0f} MiB); load average {os.getloadavg()[0]:.2f}", flush=True)
-    xz, ours, last = [], [], None
+        write_files(SyntheticSpec("susy", n=args.rows - n_test, n_test=n_test), path.parent, progress=False)
+    print(f"{path} ({path.stat().st_size / 2**20:,.0f} MiB); load average {os.getloadavg()[0]:.2f}", flush=True)
+    xz, ours = [], []
     for r in range(args.repeats):
         xz.append(_xz_seconds(path))
         with tempfile.TemporaryDirectory(dir=args.work) as tmp:
@@ -106,25 +100,20 @@ def main():
         ours.append(last["seconds"])
         print(f"  pair {r + 1}: xz -dc {xz[-1]:.1f} s, loader {ours[-1]:.1f} s (ratio {ours[-1] / xz[-1]:.2f})",
               flush=True)
-    text_mb = last["text_bytes"] / 1e6
+    text_mb, xz_s, ours_s = last["text_bytes"] / 1e6, statistics.median(xz), statistics.median(ours)
     arrays_mb = last["rows"] * 18 * (4 if args.dtype == "float32" else 8) / 2**20 + last["rows"] * 8 / 2**20
-    ratio = statistics.median(o / x for o, x in zip(ours, xz))
-    print(f"xz -dc alone: median {statistics.median(xz):.1f} s; loader (decompress + parse + cache, "
-          f"{args.dtype}): median {statistics.median(ours):.1f} s, {text_mb / statistics.median(ours):.0f} MB/s "
-          f"of text ({text_mb:,.0f} MB, {last['rows']:,} rows); ratio loader / xz: median {ratio:.2f} "
-          f"(min {min(o / x for o, x in zip(ours, xz)):.2f}, max {max(o / x for o, x in zip(ours, xz)):.2f})")
+    ratios = [o / x for o, x in zip(ours, xz)]
+    print(f"xz -dc alone: median {xz_s:.1f} s; loader (decompress + parse + cache, {args.dtype}): median "
+          f"{ours_s:.1f} s, {text_mb / ours_s:.0f} MB/s of text ({text_mb:,.0f} MB, {last['rows']:,} rows); ratio "
+          f"loader / xz: median {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
     print(f"peak resident memory of the loader: {last['peak_mb']:,.0f} MiB for {arrays_mb:,.0f} MiB of cached "
           f"arrays ({last['peak_mb'] / arrays_mb:.2f}x, the interpreter and libraries included)")
     print(f"repairs: {last['repairs'] or 'none'}" + (f" (first lines {last['first_line']})" if last['repairs'] else ""))
     sk = _run_json(SKLEARN, path)
-    if sk["failed"]:
-        scaled = sk["seconds"] * last["text_bytes"] / max(sk["text_bytes_read"], 1)
-        print(f"scikit-learn's loader: stopped after {sk['seconds']:.1f} s at {sk['text_bytes_read'] / 1e6:,.0f} MB "
-              f"of text ({sk['failed']!r}); the whole file at that rate: ~{scaled:.0f} s "
-              f"({scaled / statistics.median(xz):.2f}x xz), peak {sk['peak_mb']:,.0f} MiB")
-    else:
-        print(f"scikit-learn's loader: {sk['seconds']:.1f} s ({sk['seconds'] / statistics.median(xz):.2f}x xz), "
-              f"peak {sk['peak_mb']:,.0f} MiB")
+    seconds = sk["seconds"] * (last["text_bytes"] / max(sk["text_bytes_read"], 1) if sk["failed"] else 1)
+    stopped = (f"stopped after {sk['seconds']:.1f} s at {sk['text_bytes_read'] / 1e6:,.0f} MB of text "
+               f"({sk['failed']!r}); the whole file at that rate: ~" if sk["failed"] else "")
+    print(f"scikit-learn's loader: {stopped}{seconds:.1f} s ({seconds / xz_s:.2f}x xz), peak {sk['peak_mb']:,.0f} MiB")
 
 
 if __name__ == "__main__":

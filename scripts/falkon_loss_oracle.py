@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
-from kernelbench.data import load_dataset, prepare
+from kernelbench.config import load_config
+from kernelbench.experiment import prepare_experiment
 from kernelbench.solvers.falkon import FalkonClassifier
 from kernelbench.solvers.kernels import kernel_matrix, resolve_gamma
 
@@ -35,17 +35,9 @@ LAMBDAS = [10.0 ** e for e in range(-8, -2)]
 MAX_VALIDATION_ROWS = 200_000
 
 
-def load(config: dict, variant: int | None):
-    spec = config["dataset"]
-    if variant is not None:        # the SUSY-shaped replica (kernelbench.data.synthetic) instead of the file
-        raw = load_dataset("synthetic", test="official", progress=False, dtype="float32",
-                           synthetic={"shape": "susy", "variant": variant})
-    else:
-        raw = load_dataset(spec["name"], test=spec.get("test", "official"), progress=False,
-                           dtype=spec.get("dtype", "float64"))
-    data = prepare(raw, subsample=spec.get("subsample"), scale=spec.get("scale", "none"), seed=0)
-    dense = [X.toarray() if hasattr(X, "toarray") else np.asarray(X) for X in (data.X_train, data.X_test)]
-    return dense[0], np.asarray(data.y_train), dense[1], np.asarray(data.y_test)
+# the SUSY-shaped replica (kernelbench.data.synthetic) in place of the config's data file
+REPLICA = {"dataset.name": "synthetic", "dataset.shape": "susy", "dataset.test": "official",
+           "dataset.dtype": "float32"}
 
 
 def nystrom_features(X, centres, gamma, whitening, block=50_000):
@@ -77,18 +69,22 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=None, help="training rows used (a prefix of the training part)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
-    config = yaml.safe_load(args.config.read_text())
-    params = config["algorithm"]["params"]
+    # seed 0: the subsample (if any) drawn as every earlier run of this study drew it
+    overrides = {"seed": 0, **(dict(REPLICA, **{"dataset.variant": args.variant}) if args.variant is not None else {})}
+    config = load_config(args.config, overrides=overrides)
+    params = config.algorithm.params
 
     with threadpool_limits(args.threads):
-        X, y, X_test, y_test = load(config, args.variant)
+        data = prepare_experiment(config, progress=False).data
+        X, X_test = (Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z) for Z in (data.X_train, data.X_test))
+        y, y_test = np.asarray(data.y_train), np.asarray(data.y_test)
         if args.n:
             X, y = X[:args.n], y[:args.n]
         n_val = min(MAX_VALIDATION_ROWS, X.shape[0] // 5)
         X_fit, y_fit, X_val, y_val = X[:-n_val], y[:-n_val], X[-n_val:], y[-n_val:]
         n, classes = X_fit.shape[0], np.unique(y)
-        gamma = resolve_gamma(params.get("gamma", "scale"), X_fit)
-        M = min(int(params.get("n_centers", 1024)), n)
+        gamma = resolve_gamma(params["gamma"], X_fit)
+        M = min(int(params["n_centers"]), n)
         centres = X_fit[np.random.default_rng(0).choice(n, size=M, replace=False)]
         w, U = np.linalg.eigh(kernel_matrix(centres, centres, gamma=gamma))
         keep = w > w.max() * 1e-7                 # K_MM's numerically null directions carry nothing
@@ -118,9 +114,9 @@ def main(argv=None):
             print(f"  {loss:8s} λ {lam:.0e}: validation {val:6.2f} %, test {test:6.2f} %"
                   + (f"  ({seconds[0]:.1f} s)" if seconds else ""), flush=True)
 
-        falkon = FalkonClassifier(C=params.get("C", 1.0), gamma=gamma, n_centers=M, max_iter=20,
+        falkon = FalkonClassifier(C=params["C"], gamma=gamma, n_centers=M, max_iter=20,
                                   threads=args.threads, random_state=0).fit(X_fit, y_fit)
-        print(f"  falkon (C {params.get('C', 1.0)}, λ {1 / (n * params.get('C', 1.0)):.1e}, 20 iterations): "
+        print(f"  falkon (C {params['C']}, λ {1 / (n * params['C']):.1e}, 20 iterations): "
               f"validation {error(falkon.predict(X_val), y_val):.2f} %, "
               f"test {error(falkon.predict(X_test), y_test):.2f} %")
         print("\n| loss | λ chosen on validation | validation error | test error |\n|---|---:|---:|---:|")

@@ -21,28 +21,33 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 from sklearn.linear_model import LogisticRegression
 
-from kernelbench.solvers.falkon import FalkonClassifier
-from kernelbench.data import load_dataset, prepare
+from kernelbench.config import config_from_dict, load_config
 from kernelbench.data.synthetic import VARIANTS
-from kernelbench.estimators import algorithms
+from kernelbench.experiment import prepare_experiment
+from kernelbench.solvers.dsg import DSGClassifier
+from kernelbench.solvers.falkon import FalkonClassifier
 
 REPO = Path(__file__).resolve().parents[1]
 VALIDATION_ROWS = 200_000
-
-
-def replica(variant: int, shape: str = "susy"):
-    return prepare(load_dataset("synthetic", test="official", progress=False, dtype="float32",
-                                synthetic={"shape": shape, "variant": variant}), scale="standard")
+DSG_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "susy_dsg_gu2018.yaml"
 
 
 def dsg(gamma, passes: int, threads: int):
-    params = yaml.safe_load((REPO / "configs" / "susy_dsg_gu2018.yaml").read_text())["algorithm"]["params"]
-    params.update(gamma=gamma if gamma in ("median", "scale") else float(gamma), passes=passes, threads=threads,
-                  random_state=0)
-    return algorithms()["dsg"].estimator_class("binary")(**params)
+    params = {**load_config(DSG_CONFIG).algorithm.params, "passes": passes, "threads": threads, "random_state": 0,
+              "gamma": gamma if gamma in ("median", "scale") else float(gamma)}
+    return DSGClassifier(**params)
+
+
+def falkon(gamma, lam: float, centres: int, iterations: int, n: int, threads: int):
+    return FalkonClassifier(C=1 / (lam * n), gamma=float(gamma), n_centers=centres, max_iter=iterations,
+                            threads=threads, random_state=0)
+
+
+def timed_fit(model, X, y):
+    started = time.perf_counter()
+    return model.fit(X, y), time.perf_counter() - started
 
 
 def error(model, X, y) -> str:
@@ -62,7 +67,10 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
 
-    data = replica(args.variant, args.shape)
+    replica = {"name": "synthetic", "shape": args.shape, "variant": args.variant, "dtype": "float32",
+               "scale": "standard"}
+    data = prepare_experiment(config_from_dict({"dataset": replica, "algorithm": {"name": "dsg"}}),
+                              progress=False).data
     X, y = data.X_train, data.y_train
     Xv, yv = X[-VALIDATION_ROWS:], y[-VALIDATION_ROWS:]
     n = min(args.n or X.shape[0] - VALIDATION_ROWS, X.shape[0] - VALIDATION_ROWS)
@@ -70,37 +78,29 @@ def main(argv=None):
     print(f"{args.shape} variant {args.variant}: training on {n:,} rows, validating on the last {VALIDATION_ROWS:,} "
           f"training rows", flush=True)
     if args.what == "linear":
-        started = time.perf_counter()
-        model = LogisticRegression().fit(Xf, yf)
-        print(f"linear logistic regression: {time.perf_counter() - started:.1f} s, validation "
-              f"{error(model, Xv, yv)}, test {error(model, data.X_test, data.y_test)}", flush=True)
+        model, seconds = timed_fit(LogisticRegression(), Xf, yf)
+        print(f"linear logistic regression: {seconds:.1f} s, validation {error(model, Xv, yv)}, "
+              f"test {error(model, data.X_test, data.y_test)}", flush=True)
     elif args.what == "falkon-grid":
         for gamma in args.gamma:
             for lam in args.lambdas:
-                started = time.perf_counter()
-                model = FalkonClassifier(C=1 / (lam * n), gamma=float(gamma), n_centers=args.centres,
-                                         max_iter=10, threads=args.threads, random_state=0).fit(Xf, yf)
+                model, seconds = timed_fit(falkon(gamma, lam, args.centres, 10, n, args.threads), Xf, yf)
                 print(f"falkon M {args.centres} γ {gamma} λ {lam:g}: validation {error(model, Xv, yv)} "
-                      f"({time.perf_counter() - started:.1f} s)", flush=True)
+                      f"({seconds:.1f} s)", flush=True)
     elif args.what == "dsg-gamma":
         for gamma in args.gamma:
-            started = time.perf_counter()
-            model = dsg(gamma, 1, args.threads).fit(Xf, yf)
-            seconds = time.perf_counter() - started
+            model, seconds = timed_fit(dsg(gamma, 1, args.threads), Xf, yf)
             print(f"dsg γ {gamma}: {seconds:.0f} s, validation {error(model, Xv, yv)}, "
                   f"test {error(model, data.X_test, data.y_test)}", flush=True)
     else:
         for gamma in args.gamma:
             for passes in args.passes:
-                started = time.perf_counter()
-                model = dsg(gamma, passes, args.threads).fit(Xf, yf)
-                print(f"dsg γ {gamma}, {passes} pass(es): {time.perf_counter() - started:.1f} s, "
-                      f"validation {error(model, Xv, yv)}", flush=True)
-            started = time.perf_counter()
-            model = FalkonClassifier(C=1 / (1e-6 * n), gamma=float(gamma), n_centers=2048, max_iter=20,
-                                     threads=args.threads, random_state=0).fit(Xf, yf)
-            print(f"falkon γ {gamma}, M 2048, 20 iterations: {time.perf_counter() - started:.1f} s, "
-                  f"validation {error(model, Xv, yv)}", flush=True)
+                model, seconds = timed_fit(dsg(gamma, passes, args.threads), Xf, yf)
+                print(f"dsg γ {gamma}, {passes} pass(es): {seconds:.1f} s, validation {error(model, Xv, yv)}",
+                      flush=True)
+            model, seconds = timed_fit(falkon(gamma, 1e-6, 2048, 20, n, args.threads), Xf, yf)
+            print(f"falkon γ {gamma}, M 2048, 20 iterations: {seconds:.1f} s, validation {error(model, Xv, yv)}",
+                  flush=True)
 
 
 if __name__ == "__main__":

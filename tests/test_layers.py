@@ -16,6 +16,7 @@ A module may import modules of its own layer or of a lower one. The layers, lowe
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
@@ -122,6 +123,29 @@ def test_there_is_no_import_cycle():
 def test_kernelbench_is_imported_inside_functions_only_for_heavy_layers():
     inside = sorted({name for name, path in MODULES.items() for _, _, lazy in _imports(name, path) if lazy})
     assert set(inside) <= LAZY, f"kernelbench imports inside functions in {set(inside) - LAZY}: import at the top"
+
+
+# modules that read results: a solver's compiled core or private helper is no business of theirs
+RESULT_READERS = ("kernelbench.figures", "kernelbench.report", "kernelbench.reproduce", "kernelbench.publish")
+
+
+def test_figures_and_the_report_import_no_private_solver_module():
+    """They may call a solver's public functions (e.g. solvers.merging), never `solvers._bsgd` and
+    the like: a private module's names change with the solver, unseen by its public interface."""
+    private = []
+    for name, path in MODULES.items():
+        if not any(name == r or name.startswith(r + ".") for r in RESULT_READERS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                dotted = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):        # `from kernelbench.solvers import _bsgd` too
+                dotted = [f"{node.module or ''}.{a.name}" for a in node.names]
+            else:
+                continue
+            private += [f"{name}:{node.lineno} imports {d}" for d in dotted
+                        if re.search(r"(^|\.)(solvers|baselines)\._", d)]
+    assert not private, "\n".join(private)
 
 
 def test_only_the_cli_imports_typer():

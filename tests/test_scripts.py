@@ -1,5 +1,7 @@
-"""scripts/ are users of the package: public names only (no private attributes or modules), run
-as programs (never imported by a test); the evaluation-overhead benchmark runs end to end."""
+"""scripts/ are users of the package: public names only (no private attributes or modules), data
+and configs read through the package (a config is validated: never yaml-loaded by hand), no script
+importing another, run as programs (never imported by a test); each starts, and the
+evaluation-overhead benchmark runs end to end."""
 from __future__ import annotations
 
 import ast
@@ -34,6 +36,43 @@ def test_a_script_uses_public_names_only(path):
                     private.append(f"line {node.lineno}: module {dotted}")
                 private += [f"line {node.lineno}: {dotted}.{n}" for n in names if _private(n)]
     assert not private, f"{path.name} reaches into private names: {private}"
+
+
+def _imports(path: Path):
+    """(line, top-level module) of every import statement of the file."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name.split(".")[0]) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module.split(".")[0]
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_a_script_imports_no_other_script_and_leaves_sys_path_alone(path):
+    """A helper two scripts share belongs in the package; sys.path edits are how one script reaches
+    another."""
+    others = {p.stem for p in SCRIPTS}
+    found = [f"line {line}: imports {module}" for line, module in _imports(path) if module in others]
+    found += [f"line {node.lineno}: sys.path" for node in ast.walk(ast.parse(path.read_text()))
+              if isinstance(node, ast.Attribute) and node.attr == "path"
+              and isinstance(node.value, ast.Name) and node.value.id == "sys"]
+    assert not found, f"{path.name}: {found}"
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_a_script_reads_configs_through_the_package(path):
+    """Configs go through kernelbench.config.load_config / config_from_dict, which validate them;
+    a script with yaml in hand reads (or writes) a config the package never checks."""
+    found = [f"line {line}" for line, module in _imports(path) if module == "yaml"]
+    assert not found, f"{path.name} imports yaml: {found}"
+
+
+@pytest.mark.slow          # one interpreter start per script
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_a_script_starts(path):
+    """Its imports resolve (the package names it uses exist) and its options parse."""
+    out = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "usage:" in out.stdout, out.stderr[-3000:]
 
 
 def test_no_test_imports_a_script():

@@ -9,8 +9,8 @@ the normalised table W that BSGD's Lookup-WD interpolates.
 
 The figure needs no results: it is drawn from the merging lookup tables
 (kernelbench.solvers.merging.lookup_tables, the paper's 400 × 400 grid, golden section search to
-ε = 1e-10), read at every `step`-th grid node through kernelbench.solvers._bsgd.lookup, the solver's
-own lookup, so m > 1/2 uses the same symmetries h(m) = 1 − h(1 − m), WD(m) = WD(1 − m) as the
+ε = 1e-10), read at every `step`-th grid node through kernelbench.solvers.merging.merge_lookup, the
+solver's own lookup, so m > 1/2 uses the same symmetries h(m) = 1 − h(1 − m), WD(m) = WD(1 − m) as the
 solver. The nodes are taken symmetric about m = 1/2 so both halves of the surface match. Two
 conventions of the tables show on edges where the maximiser is not unique: at m = 1/2, κ ≤ e^{-2}
 (the set Z of Lemma 1, two modes) h is the lower branch; at κ = 1 every h is optimal (s ≡ 1) and
@@ -28,8 +28,7 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
 from kernelbench.figures.base import register_figure
-from kernelbench.solvers._bsgd import lookup
-from kernelbench.solvers.merging import lookup_tables
+from kernelbench.solvers.merging import lookup_tables, merge_lookup
 
 GRID_SIZE = 400      # the paper's lookup grid (§3)
 DRAW_STEP = 8        # draw every 8th node: a 50 × 50 surface
@@ -50,7 +49,7 @@ def merge_surfaces(grid_size: int = GRID_SIZE, step: int = DRAW_STEP):
     wd = np.empty_like(h)
     for a, m in enumerate(grid):
         for b, kappa in enumerate(grid):
-            h[a, b], wd[a, b] = lookup(H, W, m, kappa)
+            h[a, b], wd[a, b] = merge_lookup(H, W, m, kappa)
     h[:, grid == 1.0] = grid[:, None]           # κ = 1: s ≡ 1, draw the limit κ → 1 (h = m)
     return grid, grid.copy(), h, wd
 

@@ -40,16 +40,12 @@ def final_bsgd_rows(df):
 
 @register_figure("glasmachers2019_fig3_merge_time_breakdown")
 def merge_time_breakdown(df):
-    data = final_bsgd_rows(df)
+    data = _drawn_rows(df)
     if data.empty:
         return None
-    data = data[data["merge"].isin(METHOD_ORDER)]
-    if data.empty:
-        return None
-    panels = sorted({(d, int(b)) for d, b in zip(data["dataset"], data["budget"])})
+    panels = _panels(data)
     fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.2), squeeze=False)
-    for ax, (name, budget) in zip(axes[0], panels):
-        part = data[(data["dataset"] == name) & (data["budget"] == budget)]
+    for ax, (name, budget, part) in zip(axes[0], panels):
         means = part.groupby("merge")[["merge_seconds_a", "merge_seconds_b"]].mean()
         methods = [m for m in METHOD_ORDER if m in means.index]
         x = np.arange(len(methods))
@@ -63,6 +59,23 @@ def merge_time_breakdown(df):
     return fig
 
 
+def _drawn_rows(df, *measured):
+    """final_bsgd_rows of the drawn merge methods, with every column of `measured` present and set."""
+    data = final_bsgd_rows(df)
+    if data.empty or any(column not in data for column in measured):
+        return pd.DataFrame()
+    keep = data["merge"].isin(METHOD_ORDER)
+    for column in measured:
+        keep &= data[column].notna()
+    return data[keep]
+
+
+def _panels(data) -> list:
+    """(dataset, budget, its rows) of each panel, in order: one panel per dataset and budget."""
+    return [(name, budget, data[(data["dataset"] == name) & (data["budget"] == budget)])
+            for name, budget in sorted({(d, int(b)) for d, b in zip(data["dataset"], data["budget"])})]
+
+
 def _label_panel(ax, methods, title, ylabel):
     ax.set_xticks(np.arange(len(methods)), [LABELS[m] for m in methods], rotation=30, ha="right", fontsize=8)
     ax.set_title(title, fontsize=9)
@@ -74,16 +87,12 @@ def _label_panel(ax, methods, title, ylabel):
 def table2_accuracy(df):
     """Table 2 as a figure: one panel per dataset and budget, the merge methods along x; ours as
     filled markers with the trials' std, the paper's value (± its std) as hollow ones beside."""
-    data = final_bsgd_rows(df)
-    if data.empty or "test_error" not in data:
-        return None
-    data = data[data["merge"].isin(METHOD_ORDER) & data["test_error"].notna()]
+    data = _drawn_rows(df, "test_error")
     if data.empty:
         return None
-    panels = sorted({(d, int(b)) for d, b in zip(data["dataset"], data["budget"])})
+    panels = _panels(data)
     fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 3.2), squeeze=False)
-    for ax, (name, budget) in zip(axes[0], panels):
-        part = data[(data["dataset"] == name) & (data["budget"] == budget)]
+    for ax, (name, budget, part) in zip(axes[0], panels):
         accuracy = 100 * (1 - part["test_error"].astype(float))
         ours = accuracy.groupby(part["merge"]).agg(["mean", "std", "count"])
         paper = {e.params.get("merge"): e for e in published_values("glasmachers2019", name, "test_accuracy",

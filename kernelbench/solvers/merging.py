@@ -18,7 +18,7 @@ import numpy as np
 
 from kernelbench._io import atomic_write_bytes, cache_root
 from kernelbench.errors import KernelbenchError
-from kernelbench.solvers._bsgd import EPS_PRECISE, build_tables
+from kernelbench.solvers._bsgd import EPS_PRECISE, build_tables, lookup
 
 TABLE_VERSION = 2     # bump when build_tables changes what it computes
 
@@ -50,6 +50,13 @@ def lookup_tables(grid_size: int = 400, use_disk: bool = True) -> tuple[np.ndarr
     if use_disk:
         _write_atomic(path, H, W)
     return _frozen(H), _frozen(W)
+
+
+def merge_lookup(H: np.ndarray, W: np.ndarray, m: float, kappa: float) -> tuple[float, float]:
+    """(h, WD / (α_i + α_j)²) at (m, κ), interpolated bilinearly in the tables (H, W) of
+    `lookup_tables` exactly as BSGD's Lookup-h / Lookup-WD merges read them (m > 1/2 through the
+    symmetries h(m) = 1 − h(1 − m), WD(m) = WD(1 − m))."""
+    return lookup(H, W, m, kappa)
 
 
 def _frozen(a):
