@@ -33,7 +33,7 @@ PEAK_MB = "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024"
 LOAD = f"""
 import json, resource, sys, time
 from pathlib import Path
-from kernelbench.data.parse import SvmlightOptions, parse_svmlight
+from kernelbench.data.svmlight import SvmlightOptions, parse_svmlight
 started = time.perf_counter()
 report = parse_svmlight(Path(sys.argv[1]), Path(sys.argv[2]), SvmlightOptions(n_features=18, base=1, dtype=sys.argv[3]))
 print(json.dumps({{"seconds": time.perf_counter() - started, "rows": report.rows, "text_bytes": report.text_bytes,
