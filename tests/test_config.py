@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelbench import config as config_module
+from kernelbench.config import dataset as dataset_rules
 from kernelbench.config import (ExperimentConfig, config_from_dict, config_to_dict, expand_grid,
                                 load_config)
 from kernelbench.errors import ConfigError, KernelbenchError
@@ -45,7 +45,7 @@ class SingleThreadEstimator(Declared):
 def _registry_and_datasets():
     """A dummy algorithm (the real solvers are written elsewhere) and a fake dataset registry."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(config_module, "dataset_names", lambda: list(DATASETS))
+        mp.setattr(dataset_rules, "dataset_names", lambda: list(DATASETS))
         register_algorithm("dummy", classifier=DummyEstimator, description="test double",
                            tasks=("binary",), smoke_params={"batch_size": 8})
         register_algorithm("single", classifier=SingleThreadEstimator, description="no threads",
