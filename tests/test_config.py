@@ -3,6 +3,7 @@ names the field by its dotted path."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -11,9 +12,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kernelbench._vocab import TAGS
+from kernelbench.config import (AlgorithmConfig, DatasetConfig, EvaluateConfig, ExperimentConfig, StopConfig, TagsConfig,
+                                TuneConfig, config_from_dict, config_to_dict, expand_grid, fields_markdown, load_config)
 from kernelbench.config import dataset as dataset_rules
-from kernelbench.config import (ExperimentConfig, config_from_dict, config_to_dict, expand_grid,
-                                load_config)
+from kernelbench.config.declare import section
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench import params as kb_params
 from kernelbench.params import BOOLEAN, NONE, POSITIVE, TEXT, Choice, Declared, Integer, declare, param
@@ -390,6 +393,96 @@ def test_smoke_is_one_thing_the_runs_small_settings_not_a_config_override():
     assert smoke.algorithm.params["C"] == 0.001 and smoke.algorithm.params["gamma"] == 0.01   # first cell
     assert smoke.stop.iterations == SMOKE_ITERATIONS
     raises_at("smoke", full_config(), overrides={"smoke": True})
+
+
+# ---------------------------------------------------------------------------------------------
+# One declaration per field: the dataclass, the check, the reference
+# ---------------------------------------------------------------------------------------------
+
+SECTIONS = {"": ExperimentConfig, "dataset": DatasetConfig, "algorithm": AlgorithmConfig, "stop": StopConfig,
+            "evaluate": EvaluateConfig, "tags": TagsConfig, "tune": TuneConfig}
+
+
+def _synthetic_or_full(path: str) -> dict:
+    """A valid config in which every key of `path` is allowed (the generator's keys need a synthetic set)."""
+    return with_("dataset", {"name": "synthetic"}) if path == "dataset" else full_config()
+
+
+def _declared_keys() -> list[str]:
+    return [f"{path}.{name}" if path else name for path, cls in SECTIONS.items()
+            for name, declared in cls.declared.items() if declared.key]
+
+
+def test_every_dataclass_field_is_declared_and_an_undeclared_one_is_refused():
+    for cls in SECTIONS.values():
+        assert [f.name for f in dataclasses.fields(cls)] == list(cls.declared), cls.__name__
+
+    with pytest.raises(TypeError, match="declared with field"):
+        @section
+        class Undeclared:
+            count: int = 3
+
+
+def test_every_declared_key_is_in_the_reference_and_the_config_command():
+    from typer.testing import CliRunner
+
+    from kernelbench.cli.app import app
+
+    printed = CliRunner().invoke(app, ["config"])
+    assert printed.exit_code == 0, printed.output
+    listed = {line.split()[0] for line in printed.output.splitlines() if line and not line[0].isspace()}
+    markdown = fields_markdown()
+    for key in _declared_keys():
+        assert key in listed, key
+        assert f"| `{key}` |" in markdown, key
+    assert "source" not in listed and "stop.fraction" not in listed        # set by the code, not by a user
+
+
+def test_every_declared_key_is_accepted_as_a_key():
+    """Whatever the value, a declared key is never refused as unknown (the reverse -- an undeclared
+    key is refused -- is tests/test_readme.py's)."""
+    for key in _declared_keys():
+        section_name, _, name = key.rpartition(".")
+        data = _synthetic_or_full(section_name)
+        (data.setdefault(section_name, {}) if section_name else data)[name] = [["not a valid value"]]
+        try:
+            config_from_dict(data)
+        except ConfigError as e:
+            assert "unknown key" not in str(e), (key, str(e))
+
+
+@pytest.mark.parametrize("path, misspelt, meant", [
+    ("tune", "rung", "rungs"), ("dataset", "labelled", "labeled"), ("stop", "second", "seconds"),
+    ("tags", "papers", "paper"), ("evaluate", "every_n", "every"), ("", "sead", "seed"),
+])
+def test_an_unknown_key_names_the_nearest_declared_one(path, misspelt, meant):
+    data = full_config()
+    (data.setdefault(path, {}) if path else data)[misspelt] = 1
+    message = raises_at(f"{path}.{misspelt}" if path else misspelt, data)
+    assert f"did you mean {meant!r}" in message
+
+
+def test_a_wrong_value_of_any_declared_field_names_the_field():
+    """Each field with a declared kind refuses a value of no kind at all, naming its dotted path."""
+    for path, cls in SECTIONS.items():
+        for name, declared in cls.declared.items():
+            if declared.kind is None or not declared.key or isinstance(declared.kind, type):
+                continue
+            data = _synthetic_or_full(path)
+            (data.setdefault(path, {}) if path else data)[name] = [["x"]]
+            raises_at(f"{path}.{name}" if path else name, data)
+
+
+def test_a_section_left_out_takes_the_declared_defaults():
+    cfg = config_from_dict({"dataset": {"name": "a9a"}, "algorithm": "dummy"})
+    for section_config in (cfg.tune, cfg.tags):
+        for name, declared in type(section_config).declared.items():
+            assert getattr(section_config, name) == declared.default, name
+    assert cfg.tune == TuneConfig() and cfg.tags == TagsConfig() and cfg.stop == StopConfig()
+
+
+def test_the_tags_section_declares_the_tags_results_carry():
+    assert tuple(n for n, d in TagsConfig.declared.items() if d.key) == TAGS
 
 
 # ---------------------------------------------------------------------------------------------

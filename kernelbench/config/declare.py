@@ -4,7 +4,7 @@ A config section is a class whose every field is one declaration,
 
     @section
     class StopConfig:
-        seconds: float | None = field(None, "seconds of training", Number(0, None, "must be > 0, got {}", open_low=True))
+        iterations: int | None = field(None, "iterations of training", Count(1, "a positive integer"))
 
 and everything else derives from it: the frozen dataclass (the annotation and the default), the keys
 the section accepts and the check of each value (`read_section`, the refusal the kind words), and the
