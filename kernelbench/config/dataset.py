@@ -4,7 +4,6 @@ together -- exactly one of `name` and `path`, the generator's keys only with `na
 classification task."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from kernelbench._vocab import SYNTHETIC
@@ -39,7 +38,9 @@ def read_dataset(raw, base_dir: Path) -> DatasetConfig:
     if values["labeled_only"] and values["labeled"] is None:
         _fail("dataset.labeled_only", "needs dataset.labeled (the number of labeled rows to train on)")
     values["test"] = _test_part(raw.get("test", "official" if name is not None else 0.2), name)
-    values["classes"] = _classes(raw.get("classes"), values["task"])
+    if values["classes"] is not None and values["task"] == "regression":
+        _fail("dataset.classes", "selects classes of a classification task, but dataset.task is regression; "
+                                 "drop one of them")
     if synthetic and values["shape"] is None:
         values["shape"] = "susy"
     return DatasetConfig(name=name, path=path if name is None else None, **values)
@@ -95,23 +96,6 @@ def _test_part(test, name):
             _fail("dataset.test", f"a fraction must lie strictly between 0 and 1, got {test!r}")
         return fraction
     _fail("dataset.test", f"expected {_ALLOWED_TEST}, got {_show(test)}")
-
-
-def _classes(raw, task) -> tuple | None:
-    """dataset.classes: a list of >= 2 distinct labels (numbers), kept as written."""
-    if raw is None:
-        return None
-    if not isinstance(raw, (list, tuple)) or len(raw) < 2:
-        _fail("dataset.classes", f"expected a list of at least two labels, e.g. [8, 6], got {_show(raw)}")
-    for i, label in enumerate(raw):
-        if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
-            _fail(f"dataset.classes[{i}]", f"expected a label (a number, as in the data file), got {_show(label)}")
-    if len({float(v) for v in raw}) != len(raw):
-        _fail("dataset.classes", f"a label is listed twice in {_show(raw)}; list each class once")
-    if task == "regression":
-        _fail("dataset.classes", "selects classes of a classification task, but dataset.task is regression; "
-                                 "drop one of them")
-    return tuple(raw)
 
 
 def dataset_task(dataset: DatasetConfig) -> str | None:

@@ -13,7 +13,7 @@ import numpy as np
 import yaml
 
 from kernelbench._io import safe_name
-from kernelbench._vocab import METRICS, REGRESSION_ONLY_METRICS, SYNTHETIC
+from kernelbench._vocab import REGRESSION_ONLY_METRICS, SYNTHETIC
 from kernelbench.config.algorithm import read_algorithm, read_grid, read_then
 from kernelbench.config.dataset import dataset_task, read_dataset
 from kernelbench.config.declare import keys, read_section
@@ -23,9 +23,6 @@ from kernelbench.config.values import _fail, _show, _suggest
 from kernelbench.errors import ConfigError
 from kernelbench.papers import paper_ids
 from kernelbench.search import parse_space, space_to_dict
-
-_METRIC_ALIASES = {"train_objective": "objective"}   # the objective measured on the training rows
-
 
 def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
     """Read a YAML config (yaml.safe_load only), apply CLI overrides, validate, resolve."""
@@ -183,32 +180,15 @@ def _read_evaluate(raw, dataset: DatasetConfig, protocol: str) -> EvaluateConfig
     if isinstance(raw, dict) and True in raw and "on" not in raw:
         # YAML 1.1 (PyYAML) reads the bare key `on` as the boolean true: `evaluate: {on: [...]}`
         raw = {("on" if k is True else k): v for k, v in raw.items()}
-    every = read_section(EvaluateConfig, raw, "evaluate")["every"]
+    evaluate = EvaluateConfig(**read_section(EvaluateConfig, raw, "evaluate"))
     # protocol paper scores the unlabeled folds in the test_* columns, with or without a test part
     has_test = dataset.test != "none" or protocol == "paper"
-    on = (raw or {}).get("on")
-    if on is None:
-        return EvaluateConfig(every=every, on=("objective", "train_error") + (("test_error",) if has_test else ()))
-    return EvaluateConfig(every=every, on=_metrics(on, has_test))
-
-
-def _metrics(on, has_test: bool) -> tuple:
-    """evaluate.on: known metrics (aliases read as what they stand for), each once, in the given order."""
-    if isinstance(on, str):
-        on = [on]
-    if not isinstance(on, (list, tuple)) or not on:
-        _fail("evaluate.on", f"expected a non-empty list of {', '.join(METRICS)}, got {_show(on)}")
-    metrics = []
-    for i, metric in enumerate(on):
-        metric = _METRIC_ALIASES.get(metric, metric) if isinstance(metric, str) else metric
-        if not isinstance(metric, str) or metric not in METRICS:
-            hint = _suggest(metric, METRICS) if isinstance(metric, str) else ""
-            _fail(f"evaluate.on[{i}]", f"expected one of {', '.join(METRICS)}, got {_show(metric)}{hint}")
+    if (raw or {}).get("on") is None:
+        return dataclasses.replace(evaluate, on=("objective", "train_error") + (("test_error",) if has_test else ()))
+    for i, metric in enumerate(evaluate.on):
         if metric.startswith("test_") and not has_test:
             _fail(f"evaluate.on[{i}]", f"{metric} needs a test set, but dataset.test is 'none'")
-        if metric not in metrics:
-            metrics.append(metric)
-    return tuple(metrics)
+    return evaluate
 
 
 def _read_tags(raw) -> TagsConfig:

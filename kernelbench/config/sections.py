@@ -5,7 +5,7 @@ from __future__ import annotations
 from kernelbench._vocab import DTYPES, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS, \
     VALIDATIONS
 from kernelbench.config.declare import field, keys, section
-from kernelbench.config.values import Count, Duration, Flag, Number, Text, Words
+from kernelbench.config.values import Count, Duration, Flag, Labels, Number, Subset, Text, Words
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -49,7 +49,7 @@ class DatasetConfig:
                                 "index, CRLF, blank lines, no final newline)", Flag())
     classes: tuple | None = field(None, "a list of >= 2 labels, e.g. [8, 6]: keep only the rows (train and test) "
                                         "of these labels; two make a binary task (labels keep their raw values), "
-                                        "more a multi-class one (Dai et al.'s MNIST8M 8 vs 6)")
+                                        "more a multi-class one (Dai et al.'s MNIST8M 8 vs 6)", Labels())
     # name: synthetic -- the generator's arguments (kernelbench.data.synthetic.SyntheticSpec)
     shape: str | None = field(None, f"synthetic: the replica's shape ({_either(SHAPES)})", Words(tuple(SHAPES)),
                               shown="susy")
@@ -123,6 +123,8 @@ class EvaluateConfig:
     on: tuple[str, ...] = field(("objective", "train_error", "test_error"),
                                 f"a subset of {', '.join(METRICS)}; {' and '.join(REGRESSION_ONLY_METRICS)} (mean "
                                 f"absolute error) for regression only; `train_objective` is read as `objective`",
+                                # train_objective: the objective measured on the training rows
+                                Subset(METRICS, aliases=(("train_objective", "objective"),)),
                                 shown="objective, train_error, test_error (without a test part: objective, "
                                       "train_error)")
 

@@ -211,6 +211,45 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Subset:
+    """A non-empty list of `words` (one word alone too), each kept once in the given order; an alias
+    is read as the word it stands for."""
+    words: tuple
+    aliases: tuple = ()             # (alias, word) pairs
+
+    def read(self, value, path: str) -> tuple:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not value:
+            _fail(path, f"expected a non-empty list of {', '.join(self.words)}, got {_show(value)}")
+        aliases = dict(self.aliases)
+        out = []
+        for i, word in enumerate(value):
+            word = aliases.get(word, word) if isinstance(word, str) else word
+            if not isinstance(word, str) or word not in self.words:
+                hint = _suggest(word, self.words) if isinstance(word, str) else ""
+                _fail(f"{path}[{i}]", f"expected one of {', '.join(self.words)}, got {_show(word)}{hint}")
+            if word not in out:
+                out.append(word)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Labels:
+    """A list of at least two distinct labels (numbers, as in the data file), kept as written."""
+
+    def read(self, value, path: str) -> tuple:
+        if not isinstance(value, (list, tuple)) or len(value) < 2:
+            _fail(path, f"expected a list of at least two labels, e.g. [8, 6], got {_show(value)}")
+        for i, label in enumerate(value):
+            if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
+                _fail(f"{path}[{i}]", f"expected a label (a number, as in the data file), got {_show(label)}")
+        if len({float(v) for v in value}) != len(value):
+            _fail(path, f"a label is listed twice in {_show(value)}; list each class once")
+        return tuple(value)
+
+
+@dataclass(frozen=True)
 class Duration:
     """Seconds, or a duration such as 90s, 10m, 1h (parse_duration)."""
 
