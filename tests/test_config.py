@@ -375,6 +375,15 @@ def test_overrides_seed_threads_and_dotted_paths(tmp_path):
         load_config(path, overrides={"sed": 1})
 
 
+def test_an_override_of_evaluate_on_replaces_the_files_bare_on(tmp_path):
+    """YAML 1.1 reads a file's bare `on:` as the key true; `--set evaluate.on=...` still replaces it."""
+    path = tmp_path / "on.yaml"
+    path.write_text("dataset: {name: a9a}\nalgorithm: dummy\nevaluate: {on: [objective]}\n")
+    assert load_config(path).evaluate.on == ("objective",)
+    cfg = load_config(path, overrides={"evaluate.on": ["train_error"]})
+    assert cfg.evaluate.on == ("train_error",)
+
+
 def test_threads_override_refused_for_single_threaded_algorithm():
     data = with_("algorithm", {"name": "single"})
     data["grid"] = {}

@@ -177,8 +177,9 @@ def _read_stop(raw) -> StopConfig:
 
 
 def _read_evaluate(raw, dataset: DatasetConfig, protocol: str) -> EvaluateConfig:
-    if isinstance(raw, dict) and True in raw and "on" not in raw:
-        # YAML 1.1 (PyYAML) reads the bare key `on` as the boolean true: `evaluate: {on: [...]}`
+    if isinstance(raw, dict) and True in raw:
+        # YAML 1.1 (PyYAML) reads the bare key `on` as the boolean true: `evaluate: {on: [...]}`; an
+        # override (`--set evaluate.on=...`) comes later in the mapping and wins
         raw = {("on" if k is True else k): v for k, v in raw.items()}
     evaluate = EvaluateConfig(**read_section(EvaluateConfig, raw, "evaluate"))
     # protocol paper scores the unlabeled folds in the test_* columns, with or without a test part
