@@ -13,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernelbench._vocab import TAGS
-from kernelbench.config import (AlgorithmConfig, DatasetConfig, EvaluateConfig, ExperimentConfig, StopConfig, TagsConfig,
-                                TuneConfig, config_from_dict, config_to_dict, expand_grid, fields_markdown, load_config)
+from kernelbench.config import (FIELDS, AlgorithmConfig, DatasetConfig, EvaluateConfig, ExperimentConfig, StopConfig,
+                                TagsConfig, TuneConfig, config_from_dict, config_to_dict, expand_grid, fields_markdown,
+                                load_config)
 from kernelbench.config import dataset as dataset_rules
 from kernelbench.config.declare import section
+from kernelbench.config.values import Count
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench import params as kb_params
 from kernelbench.params import BOOLEAN, NONE, POSITIVE, TEXT, Choice, Declared, Integer, declare, param
@@ -480,6 +482,25 @@ def test_a_wrong_value_of_any_declared_field_names_the_field():
             data = _synthetic_or_full(path)
             (data.setdefault(path, {}) if path else data)[name] = [["x"]]
             raises_at(f"{path}.{name}" if path else name, data)
+
+
+def test_the_bound_a_reference_line_states_is_the_bound_enforced():
+    """Each integer field's reference line states its minimum ("an integer >= m"): m - 1 is refused,
+    naming the field, and the line comes from the same declaration."""
+    checked = 0
+    reference = {f.key: f.doc for f in FIELDS}
+    for path, cls in SECTIONS.items():
+        for name, declared in cls.declared.items():
+            if not isinstance(declared.kind, Count) or declared.kind.among is not None:
+                continue
+            key = f"{path}.{name}" if path else name
+            minimum = declared.kind.minimum
+            assert reference[key].startswith(f"an integer >= {minimum}"), reference[key]
+            data = _synthetic_or_full(path)
+            (data.setdefault(path, {}) if path else data)[name] = minimum - 1
+            raises_at(key, data, match=f"must be >= {minimum}")
+            checked += 1
+    assert checked >= 10
 
 
 def test_a_section_left_out_takes_the_declared_defaults():

@@ -7,9 +7,10 @@ A config section is a class whose every field is one declaration,
         iterations: int | None = field(None, "iterations of training", Count(1, "a positive integer"))
 
 and everything else derives from it: the frozen dataclass (the annotation and the default), the keys
-the section accepts and the check of each value (`read_section`, the refusal the kind words), and the
-reference `kernelbench config` prints and the README's config section is generated from (`FIELDS`,
-`fields_markdown`). Rules that tie fields together (dataset `name` xor `path`, ...) are small
+the section accepts, the check of each value and its refusal (`read_section`: the kind's `read`), and
+the reference -- what the kind accepts (its `describe`), the default, the doc -- that `kernelbench
+config` prints and the README's config section is generated from (`FIELDS`, `fields_markdown`).
+Rules that tie fields together (dataset `name` xor `path`, ...) are small
 functions beside the section's reader, not declarations.
 """
 from __future__ import annotations
@@ -113,7 +114,7 @@ def read_section(cls, raw, path: str, allowed=None) -> dict:
 @dataclass(frozen=True)
 class Documented:
     """One line of the reference: the dotted key, its default as a user would write it (or a
-    sentence; empty: none) and its meaning."""
+    sentence; empty: none) and its meaning, led by what its kind accepts."""
     key: str
     default: str
     doc: str
@@ -125,7 +126,9 @@ def documented(cls, prefix: str = "") -> tuple:
     for name, declared in cls.declared.items():
         if not declared.key:
             continue
-        out.append(Documented(prefix + name, declared.shown_default(), declared.doc))
+        accepts = "" if declared.kind is None or is_section(declared.kind) else declared.kind.describe()
+        out.append(Documented(prefix + name, declared.shown_default(), f"{accepts}: {declared.doc}" if accepts
+                              else declared.doc))
         if is_section(declared.kind):
             out.extend(documented(declared.kind, f"{prefix}{name}."))
     return tuple(out)

@@ -154,6 +154,11 @@ class Count:
             _fail(path, self.refusal.format(result))
         return result
 
+    def describe(self) -> str:
+        if self.among is not None:
+            return "one of " + ", ".join(map(str, self.among))
+        return f"an integer >= {self.minimum}" + (f" and <= {self.most:,}" if self.most is not None else "")
+
 
 @dataclass(frozen=True)
 class Number:
@@ -172,6 +177,11 @@ class Number:
             _fail(path, self.refusal.format(result))
         return result
 
+    def describe(self) -> str:
+        if self.high is None:
+            return f"a number {'>' if self.open_low else '>='} {self.low:g}"
+        return f"a number in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}{')' if self.open_high else ']'}"
+
 
 @dataclass(frozen=True)
 class Words:
@@ -184,6 +194,9 @@ class Words:
             _fail(path, f"expected one of {', '.join(self.words)}, got {_show(value)}{hint}")
         return value
 
+    def describe(self) -> str:
+        return " | ".join(self.words)
+
 
 @dataclass(frozen=True)
 class Flag:
@@ -194,20 +207,26 @@ class Flag:
             _fail(path, f"expected true or false, got {_show(value)}")
         return value
 
+    def describe(self) -> str:
+        return "true | false"
+
 
 @dataclass(frozen=True)
 class Text:
     """A non-empty string of at most `most` characters (None: as `pattern` allows) matching `pattern`
-    (when given); `refusal` says what is expected."""
+    (when given); `what` says what is expected."""
     most: int | None
-    refusal: str
+    what: str
     pattern: str | None = None
 
     def read(self, value, path: str) -> str:
         if (not isinstance(value, str) or not value.strip() or (self.most is not None and len(value) > self.most)
                 or (self.pattern is not None and not re.match(self.pattern, value))):
-            _fail(path, f"{self.refusal}, got {_show(value)}")
+            _fail(path, f"expected {self.what}, got {_show(value)}")
         return value
+
+    def describe(self) -> str:
+        return self.what
 
 
 @dataclass(frozen=True)
@@ -233,6 +252,9 @@ class Subset:
                 out.append(word)
         return tuple(out)
 
+    def describe(self) -> str:
+        return "a list of " + ", ".join(self.words)
+
 
 @dataclass(frozen=True)
 class Labels:
@@ -248,6 +270,9 @@ class Labels:
             _fail(path, f"a label is listed twice in {_show(value)}; list each class once")
         return tuple(value)
 
+    def describe(self) -> str:
+        return "a list of >= 2 labels (numbers)"
+
 
 @dataclass(frozen=True)
 class Duration:
@@ -255,3 +280,6 @@ class Duration:
 
     def read(self, value, path: str) -> float:
         return parse_duration(value, path)
+
+    def describe(self) -> str:
+        return "seconds, or 90s, 10m, 1h"
