@@ -15,6 +15,7 @@ functions beside the section's reader, not declarations.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -60,15 +61,17 @@ class Field:
     def dataclass_field(self):
         if self.required:
             return dataclasses.field()
-        if isinstance(self.default, (dict, list)):
-            empty = type(self.default)
-            return dataclasses.field(default_factory=empty)
+        if isinstance(self.default, (dict, list)):          # mutable: each config gets its own
+            return dataclasses.field(default_factory=lambda: copy.deepcopy(self.default))
         return dataclasses.field(default=self.default)
 
 
 def field(default, doc: str, kind=None, *, shown: str | None = None, key: bool = True,
           required: bool = False) -> Field:
-    return Field(default, doc, kind, shown, key, required)
+    declared = Field(default, doc, kind, shown, key, required)
+    if default is not None and kind is not None and not is_section(kind):
+        kind.read(default, "default")       # a declaration that refuses its own default is a bug
+    return declared
 
 
 def section(cls):

@@ -2,15 +2,14 @@
 the resolved config (and the reference) lists them."""
 from __future__ import annotations
 
-from kernelbench._vocab import DTYPES, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS, \
-    VALIDATIONS
+from kernelbench._vocab import (DTYPES, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS,
+                                VALIDATIONS)
 from kernelbench.config.declare import field, keys, section
 from kernelbench.config.values import Count, Duration, Flag, Labels, Number, Subset, Text, Words
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 FIGURE_PATTERN = r"^(fig|table)[0-9]+[a-z]*$"
-_POSITIVE = "a positive integer"
 _ROWS = Count(1, "an integer", most=MAX_ROWS, refusal=f"at most {MAX_ROWS:,} rows, got {{:,}}")
 
 
@@ -21,13 +20,13 @@ class DatasetConfig:
     path: str | None = field(None, "a user data file (svmlight, CSV, ...); a relative path is taken from the "
                                    "config's folder", shown="", required=True)
     subsample: int | None = field(None, "a seeded random subset of the training part",
-                                  Count(1, _POSITIVE))
+                                  Count(1, "a positive integer"))
     test: str | float = field("official", "`official` (the published test file), `none`, or a fraction in (0, 1) "
                                           "split off the data file (stratified for classification); null means none",
                               shown="official (registry), 0.2 (user file)")
     labeled: int | None = field(None, "semi-supervised: L training rows keep their labels (drawn per trial seed, "
                                       "both classes guaranteed), every other training row is unlabeled (NaN); "
-                                      "kernelbench/semisupervised.py", Count(1, _POSITIVE))
+                                      "kernelbench/semisupervised.py", Count(1, "a positive integer"))
     scale: str = field("none", "feature scaling fitted on the training part (none: the data as published)",
                        Words(SCALINGS))
     labeled_only: bool = field(False, "with `labeled`: let a *supervised* algorithm train on the L labeled rows "
