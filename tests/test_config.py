@@ -3,6 +3,7 @@ names the field by its dotted path."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -11,9 +12,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelbench import config as config_module
-from kernelbench.config import (ExperimentConfig, config_from_dict, config_to_dict, expand_grid,
+from kernelbench._vocab import TAGS
+from kernelbench.config import (FIELDS, AlgorithmConfig, DatasetConfig, EvaluateConfig, ExperimentConfig, StopConfig,
+                                TagsConfig, TuneConfig, config_from_dict, config_to_dict, expand_grid, fields_markdown,
                                 load_config)
+from kernelbench.config import dataset as dataset_rules
+from kernelbench.config.declare import section
+from kernelbench.config.values import Count
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench import params as kb_params
 from kernelbench.params import BOOLEAN, NONE, POSITIVE, TEXT, Choice, Declared, Integer, declare, param
@@ -45,7 +50,7 @@ class SingleThreadEstimator(Declared):
 def _registry_and_datasets():
     """A dummy algorithm (the real solvers are written elsewhere) and a fake dataset registry."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(config_module, "dataset_names", lambda: list(DATASETS))
+        mp.setattr(dataset_rules, "dataset_names", lambda: list(DATASETS))
         register_algorithm("dummy", classifier=DummyEstimator, description="test double",
                            tasks=("binary",), smoke_params={"batch_size": 8})
         register_algorithm("single", classifier=SingleThreadEstimator, description="no threads",
@@ -372,6 +377,15 @@ def test_overrides_seed_threads_and_dotted_paths(tmp_path):
         load_config(path, overrides={"sed": 1})
 
 
+def test_an_override_of_evaluate_on_replaces_the_files_bare_on(tmp_path):
+    """YAML 1.1 reads a file's bare `on:` as the key true; `--set evaluate.on=...` still replaces it."""
+    path = tmp_path / "on.yaml"
+    path.write_text("dataset: {name: a9a}\nalgorithm: dummy\nevaluate: {on: [objective]}\n")
+    assert load_config(path).evaluate.on == ("objective",)
+    cfg = load_config(path, overrides={"evaluate.on": ["train_error"]})
+    assert cfg.evaluate.on == ("train_error",)
+
+
 def test_threads_override_refused_for_single_threaded_algorithm():
     data = with_("algorithm", {"name": "single"})
     data["grid"] = {}
@@ -390,6 +404,115 @@ def test_smoke_is_one_thing_the_runs_small_settings_not_a_config_override():
     assert smoke.algorithm.params["C"] == 0.001 and smoke.algorithm.params["gamma"] == 0.01   # first cell
     assert smoke.stop.iterations == SMOKE_ITERATIONS
     raises_at("smoke", full_config(), overrides={"smoke": True})
+
+
+# ---------------------------------------------------------------------------------------------
+# One declaration per field: the dataclass, the check, the reference
+# ---------------------------------------------------------------------------------------------
+
+SECTIONS = {"": ExperimentConfig, "dataset": DatasetConfig, "algorithm": AlgorithmConfig, "stop": StopConfig,
+            "evaluate": EvaluateConfig, "tags": TagsConfig, "tune": TuneConfig}
+
+
+def _synthetic_or_full(path: str) -> dict:
+    """A valid config in which every key of `path` is allowed (the generator's keys need a synthetic set)."""
+    return with_("dataset", {"name": "synthetic"}) if path == "dataset" else full_config()
+
+
+def _declared_keys() -> list[str]:
+    return [f"{path}.{name}" if path else name for path, cls in SECTIONS.items()
+            for name, declared in cls.declared.items() if declared.key]
+
+
+def test_every_dataclass_field_is_declared_and_an_undeclared_one_is_refused():
+    for cls in SECTIONS.values():
+        assert [f.name for f in dataclasses.fields(cls)] == list(cls.declared), cls.__name__
+
+    with pytest.raises(TypeError, match="declared with field"):
+        @section
+        class Undeclared:
+            count: int = 3
+
+
+def test_every_declared_key_is_in_the_reference_and_the_config_command():
+    from typer.testing import CliRunner
+
+    from kernelbench.cli.app import app
+
+    printed = CliRunner().invoke(app, ["config"])
+    assert printed.exit_code == 0, printed.output
+    listed = {line.split()[0] for line in printed.output.splitlines() if line and not line[0].isspace()}
+    markdown = fields_markdown()
+    for key in _declared_keys():
+        assert key in listed, key
+        assert f"| `{key}` |" in markdown, key
+    assert "source" not in listed and "stop.fraction" not in listed        # set by the code, not by a user
+
+
+def test_every_declared_key_is_accepted_as_a_key():
+    """Whatever the value, a declared key is never refused as unknown (the reverse -- an undeclared
+    key is refused -- is tests/test_readme.py's)."""
+    for key in _declared_keys():
+        section_name, _, name = key.rpartition(".")
+        data = _synthetic_or_full(section_name)
+        (data.setdefault(section_name, {}) if section_name else data)[name] = [["not a valid value"]]
+        try:
+            config_from_dict(data)
+        except ConfigError as e:
+            assert "unknown key" not in str(e), (key, str(e))
+
+
+@pytest.mark.parametrize("path, misspelt, meant", [
+    ("tune", "rung", "rungs"), ("dataset", "labelled", "labeled"), ("stop", "second", "seconds"),
+    ("tags", "papers", "paper"), ("evaluate", "every_n", "every"), ("", "sead", "seed"),
+])
+def test_an_unknown_key_names_the_nearest_declared_one(path, misspelt, meant):
+    data = full_config()
+    (data.setdefault(path, {}) if path else data)[misspelt] = 1
+    message = raises_at(f"{path}.{misspelt}" if path else misspelt, data)
+    assert f"did you mean {meant!r}" in message
+
+
+def test_a_wrong_value_of_any_declared_field_names_the_field():
+    """Each field with a declared kind refuses a value of no kind at all, naming its dotted path."""
+    for path, cls in SECTIONS.items():
+        for name, declared in cls.declared.items():
+            if declared.kind is None or not declared.key or isinstance(declared.kind, type):
+                continue
+            data = _synthetic_or_full(path)
+            (data.setdefault(path, {}) if path else data)[name] = [["x"]]
+            raises_at(f"{path}.{name}" if path else name, data)
+
+
+def test_the_bound_a_reference_line_states_is_the_bound_enforced():
+    """Each integer field's reference line states its minimum ("an integer >= m"): m - 1 is refused,
+    naming the field, and the line comes from the same declaration."""
+    checked = 0
+    reference = {f.key: f.doc for f in FIELDS}
+    for path, cls in SECTIONS.items():
+        for name, declared in cls.declared.items():
+            if not isinstance(declared.kind, Count) or declared.kind.among is not None:
+                continue
+            key = f"{path}.{name}" if path else name
+            minimum = declared.kind.minimum
+            assert reference[key].startswith(f"an integer >= {minimum}"), reference[key]
+            data = _synthetic_or_full(path)
+            (data.setdefault(path, {}) if path else data)[name] = minimum - 1
+            raises_at(key, data, match=f"must be >= {minimum}")
+            checked += 1
+    assert checked >= 10
+
+
+def test_a_section_left_out_takes_the_declared_defaults():
+    cfg = config_from_dict({"dataset": {"name": "a9a"}, "algorithm": "dummy"})
+    for section_config in (cfg.tune, cfg.tags):
+        for name, declared in type(section_config).declared.items():
+            assert getattr(section_config, name) == declared.default, name
+    assert cfg.tune == TuneConfig() and cfg.tags == TagsConfig() and cfg.stop == StopConfig()
+
+
+def test_the_tags_section_declares_the_tags_results_carry():
+    assert tuple(n for n, d in TagsConfig.declared.items() if d.key) == TAGS
 
 
 # ---------------------------------------------------------------------------------------------
