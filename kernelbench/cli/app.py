@@ -403,11 +403,8 @@ def report(
 
 
 app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
-<<<<<<< HEAD
-app.command("sweep")(sweep)
-=======
 app.command("bench")(bench)
->>>>>>> wt-bench
+app.command("sweep")(sweep)
 
 
 def _exit_interrupted(e: KeyboardInterrupt):
