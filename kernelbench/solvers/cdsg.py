@@ -9,7 +9,7 @@ instead update an OLD block of features (its coefficients take the same stochast
 - CDSG (Alg. 4): in every iteration, rule (9) — an expected line search that keeps the variance
   bound of DSG — gives each old block k its largest admissible step |η_k|; the block with the
   largest one is updated with step min(|η_k|, θ'/(t0 + t)) if |η_k| > γ_t, else a new block is
-  added as in DSG. The closed form of (9) is in _dsg.pyx (`cdsg_step`).
+  added as in DSG. The closed form of (9) is in _dsg_rules.pxd (`cdsg_step`).
 
 Both share DSG's compiled core (_dsg.pyx), losses (incl. softmax) and schedule γ_t = θ/(t0 + t).
 """
