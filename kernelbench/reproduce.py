@@ -15,8 +15,8 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
                `kernelbench grid` does: its grid cross-validated on the training part, the best
                refitted and scored on the test part (runner.grid_search), not every cell on the test part.
 
-Some panels are produced by scripts, not configs (a sweep over training sizes, a threads sweep):
-`SCRIPTS` names them; `reproduce` lists them with their command and does not run them.
+Some panels are produced by a sweep, not by one config (training sizes, threads): `SWEEPS` names
+them; `reproduce` lists them with their `kernelbench sweep` command and does not run them.
 `reproduce --list` prints the whole paper × figure/table × dataset × algorithm matrix.
 `protocol` ("held-out" | "paper", `--protocol`) overrides the config's `protocol:` in every config
 with dataset.labeled (the semi-supervised ones); the others run as they are.
@@ -43,9 +43,9 @@ from kernelbench.publish import published_seconds
 from kernelbench.report import build_report, markdown_to_html
 from kernelbench.results import Run, RunRecord
 
-# Panels made by scripts (they sweep what a config holds fixed): (paper, figure, command), from each
-# paper's `scripts`
-SCRIPTS = tuple((paper.id, script.figure, script.command) for paper in PAPERS.values() for script in paper.scripts)
+# Panels made by a sweep (it varies what a config holds fixed): (paper, figure, command), from each
+# paper's `sweeps`
+SWEEPS = tuple((paper.id, sweep.figure, sweep.command) for paper in PAPERS.values() for sweep in paper.sweeps)
 
 
 @dataclass
@@ -193,8 +193,8 @@ def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = No
              e.cfg.algorithm.name, e.cfg.tags.role or "", e.state, duration_text(e.estimate), e.path.name,
              e.missing or "")
             for e in experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir)]
-    rows += [(p, figure, "", "", "(script)", "", "script", "?", command, "")
-             for p, figure, command in SCRIPTS if paper in (None, p)]
+    rows += [(p, figure, "", "", "(sweep)", "", "sweep", "?", command, "")
+             for p, figure, command in SWEEPS if paper in (None, p)]
     rows.sort(key=lambda r: (r[0], r[1], r[3], r[4]))
     head = ("paper", "where", "panel", "dataset", "algorithm", "role", "state", "estimate", "config", "why not")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -202,7 +202,7 @@ def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = No
     runnable = sum(r[6] in ("to run", "resume", "done") for r in rows)
     lines += ["", f"{len(rows)} entries: {runnable} runnable here "
                   f"({sum(r[6] == 'done' for r in rows)} done), {sum(r[6] == 'no data' for r in rows)} "
-                  f"without their data, {sum(r[6] == 'script' for r in rows)} made by scripts",
+                  f"without their data, {sum(r[6] == 'sweep' for r in rows)} made by sweeps",
               ("estimate: the wall time of the experiment's newest run under --out, "
                + (f"else of its newest published run ({published_dir}), " if published_dir is not None else "")
                + "else the config's time limit; ? where none is known")]
@@ -226,9 +226,9 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
     for e in found:
         if e.missing:
             echo(f"  not run: {e.path.name}: {e.missing}")
-    for p, figure, command in SCRIPTS:
+    for p, figure, command in SWEEPS:
         if p == paper:
-            echo(f"  made by a script ({figure}): {command}")
+            echo(f"  made by a sweep ({figure}): {command}")
     outcome = {e.path.name: e.state for e in found}
     started = time.monotonic()
     bar = tqdm(todo, desc=f"reproduce {paper}", unit="experiment", disable=quiet)

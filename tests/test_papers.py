@@ -1,4 +1,4 @@
-"""kernelbench.papers: one YAML file per paper (name, citation, text, figures, scripts, published
+"""kernelbench.papers: one YAML file per paper (name, citation, text, figures, sweeps, published
 values), read and checked by the package; the report and `reproduce` take their papers from it."""
 import importlib
 import pkgutil
@@ -83,9 +83,10 @@ def test_every_paper_has_figures_under_its_prefix_and_the_files_its_commands_nam
         importlib.import_module(f"kernelbench.figures.{module.name}")
     for paper in PAPERS.values():
         assert any(name.startswith(paper.figure_prefix) for name in FIGURES), paper.id
-        for script in paper.scripts:          # the configs and scripts a command names are there
-            files = [word for word in script.command.split() if word.endswith((".py", ".yaml"))]
-            assert files and all((ROOT / f).is_file() for f in files), script.command
+        for sweep in paper.sweeps:          # a sweep command, and the configs it names are there
+            assert sweep.command.startswith("kernelbench sweep "), sweep.command
+            files = [word for word in sweep.command.split() if word.endswith(".yaml")]
+            assert files and all((ROOT / f).is_file() for f in files), sweep.command
 
 
 @pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
@@ -99,7 +100,7 @@ name: Someone et al. 2020 (X)
 citation: {authors: [A. Someone], title: A title, venue: A venue, year: 2020}
 text: 999_x.txt
 figure_prefix: some2020_
-scripts: [{figure: fig1, command: python scripts/x.py}]
+sweeps: [{figure: fig1, command: kernelbench sweep configs/x.yaml --over trials=2}]
 not_tabulated: null
 needs:
   nn: a neural net
@@ -127,7 +128,7 @@ def test_a_well_formed_file_gives_typed_entries(tmp_path):
                               "metric": "test_error", "value": 15.0, "std": 0.2, "params": {"loss": "hinge"},
                               "note": "a note", "figure": "table1", "panel": "(1)", "needs": "a neural net",
                               "tolerance": None, "bound": "max", "differs": None}
-    assert isinstance(second.value, float) and paper.scripts[0].command == "python scripts/x.py"
+    assert isinstance(second.value, float) and paper.sweeps[0].command == "kernelbench sweep configs/x.yaml --over trials=2"
     with pytest.raises(AttributeError):
         paper.name = "other"                                                  # frozen
 
@@ -158,8 +159,8 @@ def test_a_well_formed_file_gives_typed_entries(tmp_path):
     ("not_tabulated: null\n", "not_tabulated: null\nnot_tabulate: x\n", r"top level: unknown key 'not_tabulate'"),
     ("figure_prefix: some2020_", "figure_prefix: some2020", r"figure_prefix: expected 'some2020_'"),
     ("id: some2020", "id: other2020", r"id: 'other2020' is not the file's name \('some2020'\)"),
-    ("scripts: [{figure: fig1, command: python scripts/x.py}]", "scripts: [{figure: fig1}]",
-     r"scripts\[0\]: missing command"),
+    ("sweeps: [{figure: fig1, command: kernelbench sweep configs/x.yaml --over trials=2}]", "sweeps: [{figure: fig1}]",
+     r"sweeps\[0\]: missing command"),
     ("value: 15.3}", "value: 15.3", r"invalid YAML at line \d+"),
 ])
 def test_a_malformed_file_names_itself_the_entry_and_the_problem(tmp_path, old, new, message):

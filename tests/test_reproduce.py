@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from kernelbench.config import load_config
-from kernelbench.reproduce import SCRIPTS, experiments, matrix, reproduce
+from kernelbench.reproduce import SWEEPS, experiments, matrix, reproduce
 from kernelbench.results import Run
 
 TINY = """name: {name}
@@ -58,7 +58,7 @@ def test_a_paper_runs_once_lists_what_has_no_data_and_renders_its_report(configs
     table = matrix("dai2014", configs, out)
     assert "| dai2014 | fig1 | p | synthetic | dsg | ours | done |" in table
     assert "| dai2014 | fig1 | p | epsilon | dsg | ours | no data |" in table
-    assert "3 entries: 2 runnable here (2 done), 1 without their data, 0 made by scripts" in table
+    assert "3 entries: 2 runnable here (2 done), 1 without their data, 0 made by sweeps" in table
 
 
 def test_an_unfinished_run_is_resumed_not_restarted(configs, tmp_path):
@@ -100,8 +100,8 @@ def test_every_shipped_config_is_in_the_matrix_with_a_state():
     tagged = [p for p in __import__("pathlib").Path("configs").glob("*.yaml") if "tags:" in p.read_text()]
     for path in tagged:
         assert f"| {path.name} |" in table, path.name
-    assert all(command.split()[1] in table for _, _, command in SCRIPTS)
-    assert "| (script) |" in table
+    assert all(command.split()[1] in table for _, _, command in SWEEPS)
+    assert "| (sweep) |" in table
 
 
 def test_cli_list_and_errors(configs, tmp_path):

@@ -8,8 +8,8 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
     text            the file of the paper's plain text under ../shared/papers
     figure_prefix   the id and "_": the figures drawn for the paper are registered under it
                     (kernelbench.figures, e.g. dai2014_fig1_test_error_vs_samples)
-    scripts         the panels made by scripts, not configs (they sweep what a config holds fixed):
-                    a list of {figure, command}
+    sweeps          the panels made by a `kernelbench sweep` command, not by one config (they vary
+                    what a config holds fixed): a list of {figure, command}
     not_tabulated   what the paper shows without a number to compare against, or null
     needs           (optional) short names for what entries that are not reproducible here would
                     take; an entry's `needs` names one of them
@@ -34,7 +34,7 @@ import yaml
 
 from kernelbench.errors import ConfigError
 
-__all__ = ["DIFFERENCE_KINDS", "ORDER", "PAPERS", "Citation", "Difference", "Paper", "Published", "Script",
+__all__ = ["DIFFERENCE_KINDS", "ORDER", "PAPERS", "Citation", "Difference", "Paper", "Published", "Sweep",
            "get_paper", "load_paper",
            "load_papers", "paper_ids"]
 
@@ -69,8 +69,8 @@ class Difference:
 
 
 @dataclass(frozen=True)
-class Script:
-    """A panel made by a script: the paper's figure (or table) and the command that makes it."""
+class Sweep:
+    """A panel made by a sweep: the paper's figure (or table) and the command that makes it."""
     figure: str
     command: str
 
@@ -109,7 +109,7 @@ class Paper:
     citation: Citation
     text: str
     figure_prefix: str
-    scripts: tuple[Script, ...] = ()
+    sweeps: tuple[Sweep, ...] = ()
     not_tabulated: str | None = None
     published: tuple[Published, ...] = ()
 
@@ -143,10 +143,10 @@ def __getattr__(name):
 # ---- reading and checking one file ----
 
 _PAPER_KEYS = {"id": True, "name": True, "citation": True, "text": True, "figure_prefix": True,
-               "scripts": True, "not_tabulated": True, "needs": False, "differences": False,
+               "sweeps": True, "not_tabulated": True, "needs": False, "differences": False,
                "published": True}   # key: required
 _CITATION_KEYS = ("authors", "title", "venue", "year")
-_SCRIPT_KEYS = ("figure", "command")
+_SWEEP_KEYS = ("figure", "command")
 _ENTRY_KEYS = tuple(f.name for f in fields(Published) if f.name != "paper")
 _ENTRY_REQUIRED = tuple(f.name for f in fields(Published)
                         if f.name != "paper" and f.default is MISSING and f.default_factory is MISSING)
@@ -240,10 +240,10 @@ def load_paper(path) -> Paper:
                         _text(check, "citation.title", cited["title"]),
                         _text(check, "citation.venue", cited["venue"]), year)
 
-    scripts = []
-    for i, script in enumerate(_list(check, "scripts", data["scripts"])):
-        script = _mapping(check, f"scripts[{i}]", script, _SCRIPT_KEYS, _SCRIPT_KEYS)
-        scripts.append(Script(*(_text(check, f"scripts[{i}].{k}", script[k]) for k in _SCRIPT_KEYS)))
+    sweeps = []
+    for i, sweep in enumerate(_list(check, "sweeps", data["sweeps"])):
+        sweep = _mapping(check, f"sweeps[{i}]", sweep, _SWEEP_KEYS, _SWEEP_KEYS)
+        sweeps.append(Sweep(*(_text(check, f"sweeps[{i}].{k}", sweep[k]) for k in _SWEEP_KEYS)))
 
     needs = _mapping(check, "needs", data.get("needs") or {})
     for key, why in needs.items():
@@ -260,7 +260,7 @@ def load_paper(path) -> Paper:
     published = tuple(_entry(check, paper_id, i, entry, needs, differences)
                       for i, entry in enumerate(_list(check, "published", data["published"])))
     return Paper(id=paper_id, name=_text(check, "name", data["name"]), citation=citation,
-                 text=_text(check, "text", data["text"]), figure_prefix=prefix, scripts=tuple(scripts),
+                 text=_text(check, "text", data["text"]), figure_prefix=prefix, sweeps=tuple(sweeps),
                  not_tabulated=_optional_text(check, "not_tabulated", data["not_tabulated"]),
                  published=published)
 
