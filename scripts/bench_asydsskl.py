@@ -68,11 +68,12 @@ def curve(data, params, threads, seed, target=None):
     One pass of Algorithm 1; with a `target` objective not reached by then, the run goes on
     (more outer loops, up to a second pass) until it is, as an asynchronous run may end a pass a
     hair above the sequential one."""
+    from kernelbench.config import StopConfig
     from kernelbench.experiment import trace
     from kernelbench.solvers.asydsskl import AsyDSSKLClassifier
 
     est = AsyDSSKLClassifier(**{**params, "threads": threads}, random_state=seed)
-    timed = trace(est, data.X_train, data.y_train, passes=2, every=1).begin()
+    timed = trace(est, data.X_train, data.y_train, StopConfig(passes=2), every=1).begin()
     setup_seconds, setup_cpu = timed.train_seconds, timed.cpu_seconds   # the clock starts after set-up
     y_pm = np.where(data.y_train == est.classes_[1], 1.0, -1.0)
     points, pass_cpu = [], float("nan")

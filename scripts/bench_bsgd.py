@@ -22,11 +22,13 @@ METHODS = ("gss", "lookup-wd", "lookup-h", "gss-precise")
 
 def train_once(data, params, merge, budget, passes, seed):
     """The estimator and its training seconds, timed as the runner times a cell (set-up included)."""
+    from kernelbench.config import StopConfig
     from kernelbench.experiment import trace
     from kernelbench.estimators import BSGDClassifier
 
     est = BSGDClassifier(**params, budget=budget, merge=merge, random_state=seed)
-    *_, last = trace(est, data.X_train, data.y_train, passes=passes, every=math.inf, initial=False)
+    *_, last = trace(est, data.X_train, data.y_train, StopConfig(passes=passes), every=math.inf,
+                     initial=False)
     return est, last.train_seconds
 
 

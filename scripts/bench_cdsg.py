@@ -33,10 +33,11 @@ def load(name, test):
 def run(cls, X, y, params, passes, target=None, points=24):
     """(seconds, objective, n_features) after each timed chunk (the runner's timing: set-up
     included), until `passes` are done or the objective is <= target."""
+    from kernelbench.config import StopConfig
     from kernelbench.experiment import trace
 
     est = cls(**params)
-    timed = trace(est, X, y, passes=passes, initial=False).begin()
+    timed = trace(est, X, y, StopConfig(passes=passes), initial=False).begin()
     timed.every = max(1, int(timed.total) // points)
     curve = []
     for point in timed:

@@ -36,9 +36,7 @@ def _train(config_path):
     if "threads" in params:
         params["threads"] = 1
     est = prepared.spec.build(params, seed=cfg.seed, task=data.task)
-    *_, last = trace(est, data.X_train, data.y_train, passes=cfg.stop.passes,
-                     iterations=cfg.stop.iterations, seconds=cfg.stop.seconds, every=math.inf,
-                     initial=False)
+    *_, last = trace(est, data.X_train, data.y_train, cfg.stop, every=math.inf, initial=False)
     return est, data, last.train_seconds
 
 

@@ -49,7 +49,7 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
                   for t in range(cfg.trials)]
     else:
         stages = [("cells", [Cell(params={**cfg.algorithm.params, **grid_cell}, trial=trial,
-                                  seed=cfg.seed + trial, every=cfg.evaluate.every, on=cfg.evaluate.on)
+                                  seed=cfg.seed + trial, evaluate=cfg.evaluate, stop=cfg.stop)
                              for grid_cell in grid_cells for trial in range(cfg.trials)])]
     total = len(grid_cells) * cfg.trials * (cfg.cv if paper else 1)
     with open_run(cfg, out_dir, command, resume, total_cells=total) as (run, done):
@@ -77,8 +77,7 @@ def paper_protocol_cells(cfg: ExperimentConfig, prepared: Prepared, grid_cells, 
             # fold's (about a fifth of them): a fold trains as many steps as the held-out run
             yield Cell(params={**cfg.algorithm.params, **g}, trial=trial, seed=seed, fold=i,
                        train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows,
-                       every=cfg.evaluate.every, on=cfg.evaluate.on,
-                       stop=split_stop(cfg, cfg.stop, n_file, train_rows, labeled_rows))
+                       evaluate=cfg.evaluate, stop=split_stop(cfg, cfg.stop, n_file, train_rows, labeled_rows))
 
 
 def fold_means(rows: list[dict]) -> list[dict]:
