@@ -98,6 +98,7 @@ def train_cell(prepared: Prepared, cell: Cell, experiment: str, *, sink, show=Fa
         return row
     if math.isfinite(timed.total):
         bar.reset(total=timed.total)
+    base["resolved"] = resolved_params(estimator, cell.stop)
 
     def measured(point: Point):
         # BLAS on one thread while evaluating: OpenBLAS workers spin for a while after a parallel
@@ -131,6 +132,16 @@ def train_cell(prepared: Prepared, cell: Cell, experiment: str, *, sink, show=Fa
     return row
 
 
+def resolved_params(estimator, stop: StopConfig) -> dict | None:
+    """The values the begun estimator chose for parameters given as a rule (Solver.resolved_params),
+    None if none; its `passes` only when `stop` is its own fit's -- otherwise the stop rule, not
+    the estimator's passes, decides how long it trains."""
+    resolved = estimator.resolved_params()
+    if not stop.as_fit:
+        resolved.pop("passes", None)
+    return resolved or None
+
+
 def ssl_training(prepared: Prepared, cell: Cell, X_train, y_train, eval_rows):
     """(X, y, evaluation rows) an algorithm trains on under `dataset.labeled`: the labeled rows
     (the CV's, or drawn with the trial seed) keep their labels, the others get NaN; a supervised
@@ -157,6 +168,15 @@ def finished_rows(run: Run) -> list[dict]:
         return []
     return [{k: (None if _missing(v) else v) for k, v in r.items()}
             for r in final_rows(df, folds=True).to_dict("records")]
+
+
+def outcome(row: dict, columns) -> dict:
+    """A finished cell's `columns` for run.json; its resolved values (results' JSON text) as a
+    mapping, None where nothing was resolved."""
+    out = {k: row.get(k) for k in columns}
+    if "resolved" in out:
+        out["resolved"] = json.loads(out["resolved"]) if out["resolved"] else None
+    return out
 
 
 def _missing(value) -> bool:

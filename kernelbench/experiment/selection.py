@@ -11,11 +11,11 @@ from kernelbench.results import Run, cell_key
 from kernelbench.search import default_space
 from kernelbench.solvers.kernels import median_gamma
 
-from .cells import Cell, Execution, execute, finished_rows
+from .cells import Cell, Execution, execute, finished_rows, outcome
 from .prepare import Prepared
 from .stopping import split_stop
 
-REFIT_COLUMNS = ("trial", "status", "test_error", "test_mse", "train_seconds")
+REFIT_COLUMNS = ("trial", "status", "test_error", "test_mse", "train_seconds", "resolved")
 
 
 def refuse_without_test(cfg: ExperimentConfig, command: str) -> None:
@@ -87,5 +87,5 @@ def refit(prepared: Prepared, cfg: ExperimentConfig, chosen: dict, run: Run, don
     cells = [Cell(params={**cfg.algorithm.params, **chosen}, trial=trial, seed=cfg.seed + trial,
                   evaluate=cfg.evaluate, stop=cfg.stop) for trial in range(cfg.trials)]
     execute(prepared, cells, label_cfg or cfg, run, done, execution, desc="refit")
-    return [{k: r.get(k) for k in REFIT_COLUMNS} for r in finished_rows(run)
+    return [outcome(r, REFIT_COLUMNS) for r in finished_rows(run)
             if r.get("fold") is None and r.get("budget") is None]
