@@ -130,7 +130,8 @@ def test_no_point_before_training_for_a_model_that_does_not_exist_yet():
 
 
 def test_the_solver_ending_itself_ends_the_trace():
-    assert iterations(trace(Steps(end_at=37), X, Y, StopConfig(passes=1), every=25)) == [(0, False), (25, False), (37, True)]
+    points = iterations(trace(Steps(end_at=37), X, Y, StopConfig(passes=1), every=25))
+    assert points == [(0, False), (25, False), (37, True)]
     # returning fewer steps than asked means the procedure is over (the protocol), even unconverged
     assert iterations(trace(Steps(stall_at=60), X, Y, StopConfig(passes=1), every=25))[-1] == (60, True)
 
