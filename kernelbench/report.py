@@ -306,8 +306,7 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
             counts[key] = counts.get(key, 0) + 1
         lines += [f"## {name}", "",
                   f"{len(mine)} claims: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".", "",
-                  "| where | dataset | algorithm | params | resolved at fit | metric | published | ours (n) "
-                  "| difference | status | runs | measured on |",
+                  "| where | dataset | algorithm | params | resolved | metric | published | ours (n) | difference | status | runs | measured on |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in mine:
             published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None else "")

@@ -432,7 +432,6 @@ def _print_grid_summary(run_dir: Path):
 def _print_refit(record):
     """The refit trials of a grid or tune run, each with what it resolved (e.g. gamma: scale's number)."""
     from kernelbench.results import resolved_text
-
     for row in record.refit or []:
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
         resolved = resolved_text([row.get("resolved")])
