@@ -20,7 +20,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
 
 from kernelbench.baselines.random_features import PegasosClassifier, SDCAFeaturesClassifier
-from kernelbench.config import config_from_dict
+from kernelbench.config import StopConfig, config_from_dict
 from kernelbench.experiment import prepare_experiment, trace
 from kernelbench.solvers.base import as_dense
 from kernelbench.solvers.ksdca import KSDCAClassifier
@@ -40,7 +40,7 @@ def best_of(repeat, fn):
 def one_pass(est, X, y):
     """(seconds of one pass, set-up excluded, est): the runner's timing less begin (for the
     feature-map baselines begin computes the map, which Dai et al. exclude)."""
-    timed = trace(est, X, y, passes=1, every=math.inf, initial=False).begin()
+    timed = trace(est, X, y, StopConfig(passes=1), every=math.inf, initial=False).begin()
     setup = timed.train_seconds
     *_, last = timed
     return last.train_seconds - setup, est

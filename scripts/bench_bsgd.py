@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from kernelbench.config import config_from_dict
+from kernelbench.config import StopConfig, config_from_dict
 from kernelbench.experiment import prepare_experiment, trace
 from kernelbench.solvers.bsgd import BSGDClassifier
 from kernelbench.solvers.merging import lookup_tables
@@ -27,7 +27,8 @@ METHODS = ("gss", "lookup-wd", "lookup-h", "gss-precise")
 def train_once(data, params, merge, budget, passes, seed):
     """The estimator and its training seconds, timed as the runner times a cell (set-up included)."""
     est = BSGDClassifier(**params, budget=budget, merge=merge, random_state=seed)
-    *_, last = trace(est, data.X_train, data.y_train, passes=passes, every=math.inf, initial=False)
+    *_, last = trace(est, data.X_train, data.y_train, StopConfig(passes=passes), every=math.inf,
+                     initial=False)
     return est, last.train_seconds
 
 

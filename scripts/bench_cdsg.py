@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from kernelbench.config import config_from_dict
+from kernelbench.config import StopConfig, config_from_dict
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import prepare_experiment, trace
 from kernelbench.solvers.base import as_dense
@@ -32,7 +32,7 @@ def run(cls, X, y, params, passes, target=None, points=24):
     """(seconds, objective, n_features) after each timed chunk (the runner's timing: set-up
     included), until `passes` are done or the objective is <= target."""
     est = cls(**params)
-    timed = trace(est, X, y, passes=passes, initial=False).begin()
+    timed = trace(est, X, y, StopConfig(passes=passes), initial=False).begin()
     timed.every = max(1, int(timed.total) // points)
     curve = []
     for point in timed:

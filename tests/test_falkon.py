@@ -13,6 +13,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+from kernelbench.config import StopConfig
 from kernelbench.solvers.falkon import FalkonClassifier, FalkonRegressor, _upper_cholesky
 from kernelbench.errors import SolverError
 from kernelbench.estimators import algorithms
@@ -253,14 +254,14 @@ def test_one_step_is_one_cg_iteration_and_fit_makes_max_iter():
 def test_timed_loop_records_a_point_per_iteration_and_ends_at_max_iter():
     X, y = make_classification(400, 6, random_state=1)
     est = FalkonClassifier(n_centers=50, max_iter=6, tol=1e-14, random_state=0)
-    points = list(trace(est, X, y, iterations=100, every=1))
+    points = list(trace(est, X, y, StopConfig(iterations=100), every=1))
     assert [p.iteration for p in points] == list(range(7))              # 0 (f = 0), then each CG iteration
     assert points[-1].final and points[-1].samples_seen == 6 * 400
     assert all(b.train_seconds >= a.train_seconds for a, b in zip(points, points[1:]))
     est = FalkonClassifier(n_centers=50, max_iter=6, random_state=0)
-    assert list(trace(est, X, y, passes=3, every=1))[-1].iteration == 3  # passes count CG iterations
+    assert list(trace(est, X, y, StopConfig(passes=3), every=1))[-1].iteration == 3  # passes count CG iterations
     est = FalkonClassifier(n_centers=50, tol=1e-14, random_state=0)
-    last = list(trace(est, X, y, seconds=60.0, every=5))[-1]
+    last = list(trace(est, X, y, StopConfig(seconds=60.0), every=5))[-1]
     assert last.final and last.iteration == 20                          # the default max_iter
 
 

@@ -183,3 +183,12 @@ def test_claims_get_a_status_and_curves_are_read_at_the_exact_solvers_time(tmp_p
     _, table = build_report([tmp_path / "far"], paper="li2016")
     assert row("libsvm", "train_error")["status"] == "differs (within ±1)"
     assert "claims:" in markdown and "not reproducible here" in markdown
+
+
+def test_the_values_resolved_at_fit_are_shown_for_each_claim(tmp_path):
+    make_run(tmp_path, [{"trial": t, "iteration": 20, "test_error": 0.15, "final": 1,
+                         "resolved": {"gamma": g, "loss": "hinge"}} for t, g in enumerate((0.25, 0.5))])
+    markdown, table = build_report([tmp_path])
+    dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
+    assert dai["resolved"] == "gamma=0.25..0.5, loss=hinge"      # trials chose different widths
+    assert "| gamma=0.25..0.5, loss=hinge |" in markdown

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelbench.config import StopConfig
+from kernelbench.config import EvaluateConfig, StopConfig
 from kernelbench.data import Dataset
 from kernelbench.registry import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, train_cell
@@ -52,9 +52,9 @@ def _prepared():
 @pytest.mark.parametrize("fail_in_run", [False, True])
 def test_budget_exceeded_is_one_clean_skipped_row(fail_in_run):
     rows = []
-    final = train_cell(_prepared(), Cell(params={"fail_in_run": fail_in_run}, trial=0, seed=0, every=1,
-                                         on=("test_error",)),
-                       StopConfig(passes=1), "exp", sink=rows)
+    cell = Cell(params={"fail_in_run": fail_in_run}, trial=0, seed=0,
+                evaluate=EvaluateConfig(every=1, on=("test_error",)), stop=StopConfig(passes=1))
+    final = train_cell(_prepared(), cell, "exp", sink=rows)
     assert final["status"] == "skipped" and final["final"] == 1
     assert ("exceed the budget of 10" if not fail_in_run else "memory budget") in final["message"]
     assert rows[-1] is final and all(r.get("status") == "ok" for r in rows[:-1])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from kernelbench.config import StopConfig
+from kernelbench.config import EvaluateConfig, StopConfig
 from kernelbench.data import Dataset
 from kernelbench.registry import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, train_cell
@@ -56,8 +56,8 @@ def test_evaluation_runs_with_one_blas_thread_and_training_keeps_its_own():
         if not _blas_threads():
             pytest.skip("threadpoolctl finds no BLAS library in this process")
         train_cell(Prepared(spec, data, np.arange(30)),
-                   Cell(params={}, trial=0, seed=0, every=1, on=("train_error", "test_error")),
-                   StopConfig(passes=1), "exp", sink=[])
+                   Cell(params={}, trial=0, seed=0, evaluate=EvaluateConfig(every=1, on=("train_error", "test_error")),
+                        stop=StopConfig(passes=1)), "exp", sink=[])
     solver = _RecordingSolver.built[-1]
     assert solver.in_predict and all(counts and max(counts) == 1 for counts in solver.in_predict)
     assert solver.in_run and all(max(counts) == 2 for counts in solver.in_run)

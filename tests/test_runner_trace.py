@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+from kernelbench.config import StopConfig
 from kernelbench.experiment import timing
 from kernelbench.params import RANDOM_STATE, declare
 from kernelbench.estimators import algorithms
@@ -99,7 +100,7 @@ def test_training_time_is_begin_and_run_only(clock):
     def caller():                         # evaluating, printing, ...: the caller's own time
         clock.now += CALLER_SECONDS
 
-    timed = trace(est, X, Y, passes=2, every=40)
+    timed = trace(est, X, Y, StopConfig(passes=2), every=40)
     points = [(p.iteration, p.train_seconds) for p in timed if caller() is None]
     assert points == [(i, BEGIN_SECONDS + STEP_SECONDS * i) for i in (0, 40, 80, 120, 160, 200)]
     assert timed.train_seconds == timed.cpu_seconds == BEGIN_SECONDS + 200 * STEP_SECONDS
@@ -107,34 +108,36 @@ def test_training_time_is_begin_and_run_only(clock):
     assert timed.pieces[0] == (0, BEGIN_SECONDS)
 
 
-@pytest.mark.parametrize("kwargs, expected", [
-    ({"passes": 1}, [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]),     # ~10 points a pass
-    ({"passes": 1, "every": 25}, [0, 25, 50, 75, 100]),
-    ({"passes": 1, "every": 30}, [0, 30, 60, 90, 100]),
-    ({"passes": 1, "every": math.inf}, [0, 100]),                   # the end only
-    ({"passes": 1, "every": math.inf, "initial": False}, [100]),
-    ({"iterations": 7, "every": 5}, [0, 5, 7]),
-    ({"passes": 2, "iterations": 150, "every": 100}, [0, 100, 150]),   # the tighter rule
+@pytest.mark.parametrize("stop, kwargs, expected", [
+    (StopConfig(passes=1), {}, [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]),     # ~10 points a pass
+    (StopConfig(passes=1), {"every": 25}, [0, 25, 50, 75, 100]),
+    (StopConfig(passes=1), {"every": 30}, [0, 30, 60, 90, 100]),
+    (StopConfig(passes=1), {"every": math.inf}, [0, 100]),                   # the end only
+    (StopConfig(passes=1), {"every": math.inf, "initial": False}, [100]),
+    (StopConfig(iterations=7), {"every": 5}, [0, 5, 7]),
+    (StopConfig(passes=2, iterations=150), {"every": 100}, [0, 100, 150]),   # the tighter rule
+    (StopConfig(fraction=0.25), {"every": math.inf}, [0, 25]),    # a share of the fit's one pass
 ])
-def test_points_follow_the_schedule_and_only_the_last_is_final(kwargs, expected):
-    points = iterations(trace(Steps(), X, Y, **kwargs))
+def test_points_follow_the_schedule_and_only_the_last_is_final(stop, kwargs, expected):
+    points = iterations(trace(Steps(), X, Y, stop, **kwargs))
     assert [i for i, _ in points] == expected
     assert [final for _, final in points] == [False] * (len(expected) - 1) + [True]
 
 
 def test_no_point_before_training_for_a_model_that_does_not_exist_yet():
-    points = iterations(trace(Steps(predicts_before_training=False), X, Y, passes=1, every=50))
+    points = iterations(trace(Steps(predicts_before_training=False), X, Y, StopConfig(passes=1), every=50))
     assert points == [(50, False), (100, True)]
 
 
 def test_the_solver_ending_itself_ends_the_trace():
-    assert iterations(trace(Steps(end_at=37), X, Y, passes=1, every=25)) == [(0, False), (25, False), (37, True)]
+    points = iterations(trace(Steps(end_at=37), X, Y, StopConfig(passes=1), every=25))
+    assert points == [(0, False), (25, False), (37, True)]
     # returning fewer steps than asked means the procedure is over (the protocol), even unconverged
-    assert iterations(trace(Steps(stall_at=60), X, Y, passes=1, every=25))[-1] == (60, True)
+    assert iterations(trace(Steps(stall_at=60), X, Y, StopConfig(passes=1), every=25))[-1] == (60, True)
 
 
 def test_a_time_limit_is_read_between_pieces(clock):
-    timed = trace(Steps(clock), X, Y, seconds=10.2, every=1000)
+    timed = trace(Steps(clock), X, Y, StopConfig(seconds=10.2), every=1000)
     assert iterations(timed)[-1] == (10, True)             # 0.5 + 10 × 1.0 ≥ 10.2 after step 10
     assert timed.train_seconds == BEGIN_SECONDS + 10 * STEP_SECONDS
 
@@ -154,7 +157,7 @@ def test_no_stop_rule_trains_as_fit_does():
 def test_the_working_set_is_read_back_after_every_point_but_the_last():
     est = Steps()
     seen = []
-    for point in trace(est, X, Y, passes=1, every=50):
+    for point in trace(est, X, Y, StopConfig(passes=1), every=50):
         seen.append(point.iteration)
         est.events.append(("point", point.iteration))
     kinds = [kind for kind, _ in est.events]
@@ -167,7 +170,7 @@ def test_the_working_set_is_read_back_after_every_point_but_the_last():
 def test_the_garbage_collector_is_off_only_inside_timed_calls():
     assert gc.isenabled()
     est = Steps()
-    for _ in trace(est, X, Y, passes=1, every=50):
+    for _ in trace(est, X, Y, StopConfig(passes=1), every=50):
         assert gc.isenabled()                    # the caller's code runs with it on
     assert est.gc_in_run and not any(est.gc_in_run)
     assert gc.isenabled()
@@ -175,7 +178,7 @@ def test_the_garbage_collector_is_off_only_inside_timed_calls():
 
 def test_the_estimator_is_finished_however_the_iteration_ends():
     est = Steps()
-    for point in trace(est, X, Y, passes=1, every=10):
+    for point in trace(est, X, Y, StopConfig(passes=1), every=10):
         if point.iteration == 30:
             break
     assert est.finished and est.n_iter_ == 30
@@ -216,7 +219,7 @@ def test_evaluating_between_chunks_does_not_change_the_model(name):
     decisions = []
     for evaluated in (True, False):
         est = _build(spec)
-        timed = trace(est, X, y, iterations=12, every=3)
+        timed = trace(est, X, y, StopConfig(iterations=12), every=3)
         for point in timed:
             if evaluated and (point.iteration or est.predicts_before_training):
                 json.dumps(est.record())

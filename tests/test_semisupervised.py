@@ -19,7 +19,7 @@ from kernelbench.estimators import algorithms
 from kernelbench.registry import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, grid_search, run_experiment, train_cell
 from kernelbench.semisupervised import draw_labeled, mask_unlabeled, paper_folds, training_view
-from kernelbench.config import StopConfig
+from kernelbench.config import EvaluateConfig, StopConfig
 from kernelbench.solvers.tsgs3vm import TSGS3VMClassifier
 
 
@@ -115,8 +115,8 @@ def test_train_cell_never_sees_test_rows(semi):
     prepared = Prepared(spec, data, np.arange(400), labeled=30)
     rows = []
     for trial in range(2):
-        train_cell(prepared, Cell(params={}, trial=trial, seed=trial, on=("test_error",)),
-                   StopConfig(passes=1), "t", sink=rows)
+        train_cell(prepared, Cell(params={}, trial=trial, seed=trial, evaluate=EvaluateConfig(on=("test_error",)),
+                                  stop=StopConfig(passes=1)), "t", sink=rows)
     assert len(_Spy.seen) == 2
     for X, y in _Spy.seen:
         assert np.all(X[:, 0] < 10_000), "a test row reached training"
@@ -140,8 +140,9 @@ def test_cv_cell_trains_on_labeled_plus_its_fold_only():
     folds = paper_folds(data.y_train, 30, 5, seed=0)
     for i, (train, valid, lab) in enumerate(folds):
         cell = Cell(params={}, trial=0, seed=0, fold=i, train_rows=train, valid_rows=valid,
-                    labeled_rows=lab, on=("test_error",), curve=False)
-        train_cell(prepared, cell, StopConfig(passes=1), "t", sink=[])
+                    labeled_rows=lab, evaluate=EvaluateConfig(on=("test_error",)), curve=False,
+                    stop=StopConfig(passes=1))
+        train_cell(prepared, cell, "t", sink=[])
         X, y = _Spy.seen[-1]
         seen = X[:, 0].astype(int)
         assert np.all(seen < 10_000) and not np.isin(seen, valid).any()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from kernelbench.config import StopConfig
+from kernelbench.config import EvaluateConfig, StopConfig
 from kernelbench.data import Dataset
 from kernelbench.errors import SolverError
 from kernelbench.estimators import algorithms
@@ -124,16 +124,17 @@ def test_budget_exceeded_becomes_a_skipped_row_through_the_runner(name):
     prepared = Prepared(spec, data, np.arange(len(X)))
     rows = []
     params = {"max_points": 100} if name != "bgs3vm" else {}
-    last = train_cell(prepared, Cell(params=params, trial=0, seed=0, on=("test_error",)),
-                      StopConfig(passes=1), "semi", sink=rows)
+    schedule, one_pass = EvaluateConfig(on=("test_error",)), StopConfig(passes=1)
+    last = train_cell(prepared, Cell(params=params, trial=0, seed=0, evaluate=schedule, stop=one_pass), "semi",
+                      sink=rows)
     if name == "bgs3vm":                 # O(B) memory: never skipped; it trains
         assert last["status"] == "ok" and last["test_error"] < 0.2
     else:
         assert [r["status"] for r in rows] == ["skipped"] and last["final"] == 1
         assert "max_points = 100" in last["message"] and "300 points" in last["message"]
         rows = []
-        last = train_cell(prepared, Cell(params={"max_iter": 4}, trial=0, seed=0, on=("test_error",)),
-                          StopConfig(passes=1), "semi", sink=rows)
+        last = train_cell(prepared, Cell(params={"max_iter": 4}, trial=0, seed=0, evaluate=schedule, stop=one_pass),
+                          "semi", sink=rows)
         assert last["status"] == "ok" and 1 <= last["iteration"] <= 4 and last["test_error"] < 0.3
 
 

@@ -214,6 +214,22 @@ def test_successive_halving_stops_bad_settings_early(tmp_path):
     assert (folder / "search.png").stat().st_size > 0
 
 
+def test_without_stop_each_rung_trains_its_share_of_the_fit(tmp_path):
+    # No `stop`: a rung trains the share rung_budgets gives it of the algorithm's own fit (here
+    # `passes: auto`), so a setting's iterations grow with the rung's budget, eta-fold per rung.
+    cfg = replace(config(algorithm={"name": "r-pegasos", "params": {"n_components": 16, "batch_size": 16}},
+                         search={"C": {"log-uniform": [0.1, 10]}},
+                         tune={"candidates": 3, "rungs": 2, "eta": 3, "refine": 0}), stop=StopConfig())
+    folder = tune_run(cfg, tmp_path)
+    rows = final(folder)
+    searched = rows[rows["budget"].notna() & (rows["trial"] >= 0)]
+    assert sorted(searched["budget"].unique()) == pytest.approx([1 / 3, 1.0])
+    full = searched[searched["budget"] == 1.0]["iteration"].max()
+    assert full > 3
+    for budget, iterations in searched.groupby("budget")["iteration"]:
+        assert iterations.min() == iterations.max() == math.ceil(budget * full - 1e-9)
+
+
 def test_a_diverging_setting_counts_as_the_worst(tmp_path):
     # A huge step makes DSG diverge (status diverged): it must be pruned, never chosen. The
     # config's own setting is the first one tried.

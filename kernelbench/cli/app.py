@@ -430,9 +430,17 @@ def _print_grid_summary(run_dir: Path):
         typer.echo(f"no search: the algorithm refuses the refit's training set ({record.skipped})")
     else:
         typer.echo(f"best: {json.dumps((record.best or {}).get('params', {}), sort_keys=True)}")
+    _print_refit(record)
+
+
+def _print_refit(record):
+    """The refit trials of a grid or tune run, each with what it resolved (e.g. gamma: scale's number)."""
+    from kernelbench.results import resolved_text
     for row in record.refit or []:
         metric = "test_mse" if row.get("test_mse") is not None else "test_error"
-        typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
+        resolved = resolved_text([row.get("resolved")])
+        typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}"
+                   f"{', ' + resolved if resolved else ''}")
 
 
 def _print_tune_summary(run_dir: Path):
@@ -451,16 +459,14 @@ def _print_tune_summary(run_dir: Path):
     if best.get("decision"):
         verdict = "kept the config's own setting" if best.get("kept_incumbent") else "chose the search's best"
         typer.echo(f"{verdict}: {best['decision']}")
-    for row in record.refit or []:
-        metric = "test_mse" if row.get("test_mse") is not None else "test_error"
-        typer.echo(f"refit trial {row['trial']}: {row['status']}, {metric}={row.get(metric)}")
+    _print_refit(record)
     typer.echo(f"tuned config: {record.tuned_config}")
 
 
 def _print_summary(run_dir: Path):
     import pandas as pd
 
-    from kernelbench.results import RunRecord, final_rows, read_results
+    from kernelbench.results import RunRecord, final_rows, read_results, resolved_text
 
     df = read_results(run_dir)
     if df.empty:
@@ -470,8 +476,9 @@ def _print_summary(run_dir: Path):
                        if m in r and r[m] == r[m]), None)   # first metric that is not NaN
         value = f"{metric}={r[metric]:.4f}" if metric else ""
         fold = "" if pd.isna(r["fold"]) else f" fold {r['fold']}"      # protocol: paper
+        resolved = resolved_text([r["resolved"]])       # e.g. gamma: scale as the number it became
         typer.echo(f"{r['algorithm']} trial {r['trial']}{fold}: {r['status']} at iteration {r['iteration']}, "
-                   f"{value}, train {r['train_seconds']:.2f}s")
+                   f"{value}, train {r['train_seconds']:.2f}s{', ' + resolved if resolved else ''}")
     record = RunRecord.load(run_dir)
     if record.protocol == "paper":      # the paper's test error of a trial: its folds' mean
         for s in record.summary or []:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from kernelbench import semisupervised
 from kernelbench._vocab import SEMI_SUPERVISED
-from kernelbench.config import ExperimentConfig, StopConfig
+from kernelbench.config import EvaluateConfig, ExperimentConfig, StopConfig
 from kernelbench.errors import KernelbenchError
 from kernelbench.results import Run, cell_key, final_rows, read_results
 from kernelbench.solvers.base import BudgetExceededError, DivergenceError, blas_threads, resolve_threads
@@ -30,7 +30,8 @@ from .timing import Point, trace
 
 @dataclass
 class Cell:
-    """One training job: params on a split (fold = "" for the train/test split)."""
+    """One training job: params on a split (fold = "" for the train/test split), trained as its
+    stop rule says and evaluated on its schedule."""
     params: dict
     trial: int
     seed: int
@@ -39,9 +40,8 @@ class Cell:
     valid_rows: np.ndarray | None = None      # CV: rows evaluated in place of the test part
     labeled_rows: np.ndarray | None = None    # SSL CV: the labeled rows (else drawn per trial seed)
     curve: bool = True                        # rows along the way (False: only at the end, e.g. CV folds)
-    every: int | None = None                  # iterations between rows (None: ~10 per pass)
-    on: tuple = field(default_factory=tuple)
-    stop: StopConfig | None = None            # tune: this cell's training budget (else the config's stop)
+    evaluate: EvaluateConfig = EvaluateConfig()   # when rows are written (curve) and what they measure
+    stop: StopConfig = StopConfig()           # the training budget (unset: the estimator's own fit)
     budget: float | None = None               # tune: that budget in the config's unit, for results
 
     def key(self, defaults: dict) -> tuple:
@@ -56,11 +56,10 @@ class Execution:
     show: bool = False
 
 
-def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str, *, sink,
-               show=False, max_threads=None) -> dict:
-    """Train one estimator, appending rows to `sink` at iteration 0, every `cell.every`
-    iterations (None: ~10 per pass) and at the end; with curve=False only at the end. The last row
-    has final = 1. The timing is `trace`'s. Returns the last row."""
+def train_cell(prepared: Prepared, cell: Cell, experiment: str, *, sink, show=False, max_threads=None) -> dict:
+    """Train one estimator for `cell.stop`, appending rows to `sink` at iteration 0, every
+    `cell.evaluate.every` iterations (None: ~10 per pass) and at the end; with curve=False only at
+    the end. The last row has final = 1. The timing is `trace`'s. Returns the last row."""
     data, spec = prepared.data, prepared.spec
     X_train, y_train, X_eval, y_eval = data.X_train, data.y_train, data.X_test, data.y_test
     eval_rows = prepared.eval_rows
@@ -83,12 +82,10 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
             "fold": cell.fold, "budget": cell.budget,
             "threads": "" if threads is None else resolve_threads(threads)}
     X_sub, y_sub = X_train[eval_rows], y_train[eval_rows]
-    stop = cell.stop or stop
 
     bar = tqdm(total=None, desc=f"{spec.name} trial {cell.trial}", unit="it", disable=not show,
                leave=False)
-    timed = trace(estimator, X_train, y_train, passes=stop.passes, iterations=stop.iterations,
-                  seconds=stop.seconds, every=cell.every if cell.curve else math.inf,
+    timed = trace(estimator, X_train, y_train, cell.stop, every=cell.evaluate.every if cell.curve else math.inf,
                   initial=cell.curve, progress=bar.update)
     try:
         timed.begin()
@@ -101,12 +98,13 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
         return row
     if math.isfinite(timed.total):
         bar.reset(total=timed.total)
+    base["resolved"] = resolved_params(estimator, cell.stop)
 
     def measured(point: Point):
         # BLAS on one thread while evaluating: OpenBLAS workers spin for a while after a parallel
         # call, and would take the cores from the next timed chunk of an OpenMP solver.
         with blas_threads(1):
-            row = evaluate(estimator, base, point.train_seconds, cell.on, X_sub, y_sub, X_eval,
+            row = evaluate(estimator, base, point.train_seconds, cell.evaluate.on, X_sub, y_sub, X_eval,
                            y_eval, data.task, eval_threads)
         bad = [k for k in ("objective", "train_mse", "test_mse", "train_mae", "test_mae")
                if k in row and not math.isfinite(row[k])]
@@ -132,6 +130,16 @@ def train_cell(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str
     row["final"] = 1
     sink.append(row)
     return row
+
+
+def resolved_params(estimator, stop: StopConfig) -> dict | None:
+    """The values the begun estimator chose for parameters given as a rule (Solver.resolved_params),
+    None if none; its `passes` only when `stop` is its own fit's -- otherwise the stop rule, not
+    the estimator's passes, decides how long it trains."""
+    resolved = estimator.resolved_params()
+    if not stop.as_fit:
+        resolved.pop("passes", None)
+    return resolved or None
 
 
 def ssl_training(prepared: Prepared, cell: Cell, X_train, y_train, eval_rows):
@@ -162,6 +170,15 @@ def finished_rows(run: Run) -> list[dict]:
             for r in final_rows(df, folds=True).to_dict("records")]
 
 
+def outcome(row: dict, columns) -> dict:
+    """A finished cell's `columns` for run.json; its resolved values (results' JSON text) as a
+    mapping, None where nothing was resolved."""
+    out = {k: row.get(k) for k in columns}
+    if "resolved" in out:
+        out["resolved"] = json.loads(out["resolved"]) if out["resolved"] else None
+    return out
+
+
 def _missing(value) -> bool:
     try:
         return bool(value != value) or value is None
@@ -187,14 +204,14 @@ def execute(prepared: Prepared, cells: list[Cell], cfg: ExperimentConfig, run: R
         if workers == 1 and execution.scheduler is None:
             for cell in todo:
                 bar.set_postfix_str(labels[cell.key(defaults)])
-                train_cell(prepared, cell, cfg.stop, cfg.name, sink=run, show=execution.show)
+                train_cell(prepared, cell, cfg.name, sink=run, show=execution.show)
                 done.add(cell.key(defaults))
                 bar.update(1)
             return
         per_worker = max(1, resolve_threads(0) // workers) if execution.scheduler is None else None
         with _backend(execution, per_worker) as backend, parallel_config(**backend):
             jobs = Parallel(n_jobs=workers, return_as="generator_unordered")(
-                delayed(_cell_rows)(prepared, cell, cfg.stop, cfg.name, per_worker) for cell in todo)
+                delayed(_cell_rows)(prepared, cell, cfg.name, per_worker) for cell in todo)
             for rows in jobs:
                 for row in rows:
                     run.append(row)
@@ -249,9 +266,9 @@ class _backend:
         return False
 
 
-def _cell_rows(prepared: Prepared, cell: Cell, stop: StopConfig, experiment: str, max_threads):
+def _cell_rows(prepared: Prepared, cell: Cell, experiment: str, max_threads):
     """A cell on a worker: its rows, returned when it finishes."""
     rows: list[dict] = []
     with threadpool_limits(limits=max_threads):
-        train_cell(prepared, cell, stop, experiment, sink=rows, max_threads=max_threads)
+        train_cell(prepared, cell, experiment, sink=rows, max_threads=max_threads)
     return rows

@@ -12,13 +12,13 @@ import numpy as np
 from kernelbench.config import ExperimentConfig, expand_grid
 from kernelbench.estimators import algorithms
 
-from .cells import Cell, Execution, execute, finished_rows
+from .cells import Cell, Execution, execute, finished_rows, outcome
 from .folder import open_run
 from .prepare import Prepared, describe, determinism, prepare_experiment, smoke_config
 from .splits import selection_splits
 from .stopping import split_stop
 
-SUMMARY_COLUMNS = ("params", "trial", "status", "test_error", "test_mse", "train_seconds")
+SUMMARY_COLUMNS = ("params", "trial", "status", "test_error", "test_mse", "train_seconds", "resolved")
 
 
 def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, quiet=False,
@@ -49,7 +49,7 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
                   for t in range(cfg.trials)]
     else:
         stages = [("cells", [Cell(params={**cfg.algorithm.params, **grid_cell}, trial=trial,
-                                  seed=cfg.seed + trial, every=cfg.evaluate.every, on=cfg.evaluate.on)
+                                  seed=cfg.seed + trial, evaluate=cfg.evaluate, stop=cfg.stop)
                              for grid_cell in grid_cells for trial in range(cfg.trials)])]
     total = len(grid_cells) * cfg.trials * (cfg.cv if paper else 1)
     with open_run(cfg, out_dir, command, resume, total_cells=total) as (run, done):
@@ -58,7 +58,7 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
         for desc, cells in stages:
             execute(prepared, list(cells), cfg, run, done, execution, desc=desc)
         last = finished_rows(run)
-        summary = fold_means(last) if paper else [{k: r.get(k) for k in SUMMARY_COLUMNS} for r in last]
+        summary = fold_means(last) if paper else [outcome(r, SUMMARY_COLUMNS) for r in last]
         run.finish("finished", summary=summary,
                    peak_memory_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return run.path
@@ -77,8 +77,7 @@ def paper_protocol_cells(cfg: ExperimentConfig, prepared: Prepared, grid_cells, 
             # fold's (about a fifth of them): a fold trains as many steps as the held-out run
             yield Cell(params={**cfg.algorithm.params, **g}, trial=trial, seed=seed, fold=i,
                        train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows,
-                       every=cfg.evaluate.every, on=cfg.evaluate.on,
-                       stop=split_stop(cfg, cfg.stop, n_file, train_rows, labeled_rows))
+                       evaluate=cfg.evaluate, stop=split_stop(cfg, cfg.stop, n_file, train_rows, labeled_rows))
 
 
 def fold_means(rows: list[dict]) -> list[dict]:
@@ -95,5 +94,6 @@ def fold_means(rows: list[dict]) -> list[dict]:
         ok = status == "ok" and None not in values
         out.append({"params": params, "trial": trial, "status": status, "folds": len(folds),
                     "test_error": float(np.mean(values)) if ok else None, "fold_test_error": values,
+                    "fold_resolved": [outcome(r, ("resolved",))["resolved"] for r in folds],
                     "train_seconds": float(sum(r.get("train_seconds") or 0.0 for r in folds))})
     return out

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernelbench.config import ExperimentConfig, StopConfig
+from kernelbench.config import EvaluateConfig, ExperimentConfig, StopConfig
 from kernelbench.errors import ConfigError
 from kernelbench.results import Run, cell_key
 from kernelbench.search import default_space
 from kernelbench.solvers.kernels import median_gamma
 
-from .cells import Cell, Execution, execute, finished_rows
+from .cells import Cell, Execution, execute, finished_rows, outcome
 from .prepare import Prepared
 from .stopping import split_stop
 
-REFIT_COLUMNS = ("trial", "status", "test_error", "test_mse", "train_seconds")
+REFIT_COLUMNS = ("trial", "status", "test_error", "test_mse", "train_seconds", "resolved")
 
 
 def refuse_without_test(cfg: ExperimentConfig, command: str) -> None:
@@ -57,8 +57,9 @@ def validation_cells(cfg: ExperimentConfig, settings: list[tuple[int, dict]], sp
     at the end only. A split trains as many steps as the refit on the whole training part
     (split_stop), so that settings are compared at the training they will get."""
     return [Cell(params={**cfg.algorithm.params, **values}, trial=trial, seed=cfg.seed, fold=i,
-                 train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows, on=(metric,),
-                 curve=False, stop=split_stop(cfg, stop, n_train, train_rows, labeled_rows), budget=budget)
+                 train_rows=train_rows, valid_rows=valid_rows, labeled_rows=labeled_rows,
+                 evaluate=EvaluateConfig(on=(metric,)), curve=False,
+                 stop=split_stop(cfg, stop, n_train, train_rows, labeled_rows), budget=budget)
             for trial, values in settings for i, (train_rows, valid_rows, labeled_rows) in enumerate(splits)]
 
 
@@ -84,7 +85,7 @@ def refit(prepared: Prepared, cfg: ExperimentConfig, chosen: dict, run: Run, don
     """Train the chosen setting on the whole training part, `cfg.trials` times (seeds seed + trial),
     with the config's evaluation schedule on the test part; returns each trial's outcome."""
     cells = [Cell(params={**cfg.algorithm.params, **chosen}, trial=trial, seed=cfg.seed + trial,
-                  every=cfg.evaluate.every, on=cfg.evaluate.on) for trial in range(cfg.trials)]
+                  evaluate=cfg.evaluate, stop=cfg.stop) for trial in range(cfg.trials)]
     execute(prepared, cells, label_cfg or cfg, run, done, execution, desc="refit")
-    return [{k: r.get(k) for k in REFIT_COLUMNS} for r in finished_rows(run)
+    return [outcome(r, REFIT_COLUMNS) for r in finished_rows(run)
             if r.get("fold") is None and r.get("budget") is None]

@@ -232,9 +232,7 @@ def time_predictions(cfg: ExperimentConfig, sizes, *, out_dir="results", command
         raise KernelbenchError(f"{cfg.name}: {PREDICT_SIZES} needs a test part (dataset.test)")
     params = {**cfg.algorithm.params, **({"threads": 1} if "threads" in cfg.algorithm.params else {})}
     est = spec.build(params, seed=cfg.seed, task=data.task)
-    stop = cfg.stop
-    *_, last = trace(est, data.X_train, data.y_train, passes=stop.passes, iterations=stop.iterations,
-                     seconds=stop.seconds, every=math.inf, initial=False)
+    *_, last = trace(est, data.X_train, data.y_train, cfg.stop, every=math.inf, initial=False)
     regression = data.task == "regression"
     fields = est.record()
     counters = fields.pop("counters", {})

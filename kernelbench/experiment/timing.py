@@ -42,10 +42,10 @@ class Trace:
     timed call, begin first (iterations 0), for benchmarks. `every` may be set after `begin()`,
     when `total` is known."""
 
-    def __init__(self, estimator, X, y, *, passes=None, iterations=None, seconds=None, every=None,
-                 initial=True, progress=None):
+    def __init__(self, estimator, X, y, stop: StopConfig = StopConfig(), *, every=None, initial=True,
+                 progress=None):
         self.estimator, self.X, self.y = estimator, X, y
-        self.stop = StopConfig(passes=passes, iterations=iterations, seconds=seconds)
+        self.stop = stop                # whole: a rung's `fraction` of the estimator's own fit included
         self.every, self.initial, self.progress = every, initial, progress
         self.train_seconds = self.cpu_seconds = 0.0
         self.pieces: list[tuple[int, float]] = []
@@ -131,25 +131,25 @@ class Trace:
         return Point(est.n_iter_, est.samples_seen_, self.train_seconds, self.cpu_seconds, final)
 
 
-def trace(estimator, X, y, *, passes=None, iterations=None, seconds=None, every=None,
-          initial=True, progress=None) -> Trace:
+def trace(estimator, X, y, stop: StopConfig = StopConfig(), *, every=None, initial=True,
+          progress=None) -> Trace:
     """A timed training run of `estimator` (a kernelbench Solver) on (X, y), as the runner times
     its cells: iterate it for `Point`s. Set-up (begin) and `run` calls are timed; the caller's
     work between points is not, and afterwards the solver's working set is read back into the
     CPU caches (outside the timer) so that the next timed chunk does not depend on what the
     caller did (training time must not depend on how often one evaluates).
 
-    Stops at `passes` / `iterations` / `seconds` of training (the first reached; none given: the
-    iterations the estimator's own fit makes), or when the solver ends itself (converged_). Points: at iteration 0 (`initial`, if the model predicts before
+    Stops as the rule `stop` says: at its passes / iterations / seconds of training (the first
+    reached; none given: the iterations the estimator's own fit makes, or its `fraction` of them),
+    or when the solver ends itself (converged_). Points: at iteration 0 (`initial`, if the model predicts before
     training), every `every` iterations (None: about 10 a pass; math.inf: at the end only) and at
     the end (final). `progress(done)` is called after every timed piece. The estimator is
     finished (training data dropped) when the iteration ends, however it ends.
 
-        for point in trace(est, X, y, passes=2, every=100):
+        for point in trace(est, X, y, StopConfig(passes=2), every=100):
             print(point.iteration, point.train_seconds, est.score(X_valid, y_valid))
     """
-    return Trace(estimator, X, y, passes=passes, iterations=iterations, seconds=seconds, every=every,
-                 initial=initial, progress=progress)
+    return Trace(estimator, X, y, stop, every=every, initial=initial, progress=progress)
 
 
 def _warm(arrays) -> None:

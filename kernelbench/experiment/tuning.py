@@ -69,8 +69,6 @@ CHALLENGER = -2                # the search's best, measured again on the fresh 
 def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None, resume=False,
          execution=None) -> Path:
     """Search `cfg`'s space (see the module docstring); returns the run folder."""
-    import optuna  # heavy (SQLAlchemy, alembic): only `tune` needs it
-
     refuse_without_test(cfg, "tune")
     execution = execution or Execution()
     execution.show = not quiet and sys.stderr.isatty()
@@ -82,135 +80,168 @@ def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None,
     tags = cfg.tags
     cfg = replace(cfg, name=f"{cfg.name}.tune"[:100], tags=TagsConfig(), grid={})
     prepared = prepare_experiment(cfg, progress=execution.show)
-    data, spec = prepared.data, prepared.spec
-    settings = cfg.tune
-    space, scales = resolve_space(cfg.search, spec.parameters, data.X_train, cfg.algorithm.params,
+    data, settings = prepared.data, cfg.tune
+    space, scales = resolve_space(cfg.search, prepared.spec.parameters, data.X_train, cfg.algorithm.params,
                                   cfg.seed)
     if not space:
-        raise ConfigError(f"search: algorithm {spec.name!r} declares no search space; give one, e.g. "
-                          "search: {C: {log-uniform: [0.01, 10000]}}")
-    regression = data.task == "regression"
-    metric = selection_metric(data.task)
+        raise ConfigError(f"search: algorithm {prepared.spec.name!r} declares no search space; give one, "
+                          "e.g. search: {C: {log-uniform: [0.01, 10000]}}")
     validation = _validation_name(prepared, settings)
     splits = validation_splits(prepared, cfg)
-    distributions = optuna_distributions(space, scales)
-    rungs = rung_budgets(cfg.stop, settings)
-    eta = settings.eta
-    refine = eta if settings.refine is None else settings.refine
     limit = settings.candidates or (None if settings.budget else DEFAULT_CANDIDATES)
-    n_train = data.X_train.shape[0]
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=cfg.seed),
-                                direction="minimize")
-    first = inside(space, scales, cfg.algorithm.params)
-    if first:
-        study.enqueue_trial(first)              # the config's own setting is the first one tried
-
-    defaults = spec.defaults()
-    table: dict[int, dict] = {}                 # trial number -> {params, scores by budget}
     total = (limit or 0) * len(splits)
     with open_run(cfg, out_dir, command, resume, total_cells=total + cfg.trials) as (run, done):
-        spent_before = float(run.record.search_seconds or 0.0)
-        started = time.monotonic()
+        search = _Search(cfg, prepared, space, scales, splits, run, done, execution)
         run.update(dataset=describe(data), determinism=determinism(prepared), labeled=prepared.labeled,
                    search_space=space_to_dict(space), search_scales=scales, validation=validation,
-                   folds=len(splits), rungs=[b for _, b in rungs], eta=eta)
+                   folds=len(splits), rungs=[b for _, b in search.rungs], eta=settings.eta)
+        brackets = search.halve(limit)
+        search.refine(brackets)
+        best = search.recheck()
+        tuned_path = write_tuned_config(replace(cfg, name=cfg.name[:-len(".tune")], tags=tags),
+                                        best["params"], run.path)
+        refitted = refit(prepared, cfg, best["params"], run, done, execution)
+        _plot_search(run.path, search.metric)
+        run.finish("finished", settings=_settings_table(search.table), best=best, refit=refitted,
+                   tuned_config=str(tuned_path), search_seconds=search.elapsed())
+    return run.path
 
-        def elapsed() -> float:
-            return spent_before + time.monotonic() - started
 
-        def out_of_time() -> bool:
-            return settings.budget is not None and elapsed() >= settings.budget
+class _Search:
+    """One tune's search inside its run folder: the Optuna study, the rungs' budgets, the
+    validation splits, and every setting's validation scores by budget (`table`, trial number ->
+    {params, scores}), written to run.json as each rung finishes."""
 
-        def evaluate(trials, k, desc, on=splits):
-            """Train `trials` (Optuna's, or settings of our own) at rung k on every split of `on`;
-            their mean validation scores."""
-            stop, budget = rungs[k]
-            cells = validation_cells(cfg, [(t.number, t.params) for t in trials], on, metric, stop,
-                                     n_train, budget)
-            execute(prepared, cells, cfg, run, done, execution, desc=desc)
-            scores = []
-            for t, values in zip(trials, validation_values(run, cells, len(on), defaults, metric)):
-                score = mean_or_none(values)
-                score = math.inf if score is None else score          # diverged / failed: the worst
-                scores.append(score)
-                table.setdefault(t.number, {"params": dict(t.params), "scores": {}})["scores"][budget] = score
-            run.update(search_seconds=elapsed(), settings=_settings_table(table))
-            return scores
+    def __init__(self, cfg: ExperimentConfig, prepared, space: dict, scales: dict, splits: list, run, done: set,
+                 execution: Execution):
+        import optuna  # heavy (SQLAlchemy, alembic): only `tune` needs it
 
-        asked = 0
-        bracket = 0
-        while (limit is None or asked < limit) and not out_of_time():
-            size = eta ** (len(rungs) - 1)
+        self.cfg, self.prepared, self.space, self.scales, self.splits = cfg, prepared, space, scales, splits
+        self.run, self.done, self.execution = run, done, execution
+        self.settings = cfg.tune
+        self.metric = selection_metric(prepared.data.task)
+        self.distributions = optuna_distributions(space, scales)
+        self.rungs = rung_budgets(cfg.stop, self.settings)
+        self.full = self.rungs[-1][1]               # the config's whole budget: the last rung's
+        self.defaults = prepared.spec.defaults()
+        self.table: dict[int, dict] = {}
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=cfg.seed), direction="minimize")
+        first = inside(space, scales, cfg.algorithm.params)
+        if first:
+            self.study.enqueue_trial(first)         # the config's own setting is the first one tried
+        self.spent_before = float(run.record.search_seconds or 0.0)
+        self.started = time.monotonic()
+
+    def elapsed(self) -> float:
+        """Seconds searched, over resumes."""
+        return self.spent_before + time.monotonic() - self.started
+
+    def out_of_time(self) -> bool:
+        return self.settings.budget is not None and self.elapsed() >= self.settings.budget
+
+    def evaluate(self, trials, k: int, desc: str, on=None) -> list[float]:
+        """Train `trials` (Optuna's, or settings of our own) at rung k on every split of `on` (default:
+        the search's splits); their mean validation scores, inf where a split diverged or failed."""
+        on = self.splits if on is None else on
+        stop, budget = self.rungs[k]
+        cells = validation_cells(self.cfg, [(t.number, t.params) for t in trials], on, self.metric, stop,
+                                 self.prepared.data.X_train.shape[0], budget)
+        execute(self.prepared, cells, self.cfg, self.run, self.done, self.execution, desc=desc)
+        scores = []
+        for t, values in zip(trials, validation_values(self.run, cells, len(on), self.defaults, self.metric)):
+            score = mean_or_none(values)
+            score = math.inf if score is None else score          # diverged / failed: the worst
+            scores.append(score)
+            self.table.setdefault(t.number, {"params": dict(t.params), "scores": {}})["scores"][budget] = score
+        self.run.update(search_seconds=self.elapsed(), settings=_settings_table(self.table))
+        return scores
+
+    def halve(self, limit: int | None) -> int:
+        """Brackets of successive halving until `limit` settings were asked (None: no limit) or the
+        time budget is spent; returns how many brackets ran."""
+        asked = bracket = 0
+        while (limit is None or asked < limit) and not self.out_of_time():
+            size = self.settings.eta ** (len(self.rungs) - 1)
             if limit is not None:
                 size = min(size, limit - asked)
-            trials = [study.ask(distributions) for _ in range(size)]
+            trials = [self.study.ask(self.distributions) for _ in range(size)]
             asked += size
-            for k in range(len(rungs)):
-                scores = evaluate(trials, k, f"bracket {bracket} rung {k}")
-                for t, score in zip(trials, scores):
-                    t.report(_finite(score), step=k)      # the sampler learns from pruned ones too
-                if k == len(rungs) - 1:
-                    for t, score in zip(trials, scores):
-                        study.tell(t, _finite(score))
-                    trials = []
-                    break
-                keep = max(1, math.ceil(len(trials) / eta))     # synchronous halving: the best 1/eta
-                order = np.argsort(scores, kind="stable")
-                for i in order[keep:]:
-                    study.tell(trials[i], state=optuna.trial.TrialState.PRUNED)
-                trials = [trials[i] for i in sorted(order[:keep])]
-                if out_of_time():
-                    break
-            for t in trials:                                # the budget ended mid-bracket
-                study.tell(t, state=optuna.trial.TrialState.PRUNED)
+            self._bracket(trials, bracket)
             bracket += 1
+        return bracket
 
-        full = rungs[-1][1]
-        finished = {n: row for n, row in table.items() if full in row["scores"]}
-        if refine and finished:                              # local refinement around the best
-            best_number = min(finished, key=lambda n: finished[n]["scores"][full])
-            rng = np.random.default_rng(cfg.seed + 7919 * bracket)
-            for _ in range(refine):
-                study.enqueue_trial({name: space[name].around(value, scales, rng, width=0.25)
-                                     for name, value in finished[best_number]["params"].items()})
-            trials = [study.ask(distributions) for _ in range(refine)]
-            for t, score in zip(trials, evaluate(trials, len(rungs) - 1, "refine")):
-                study.tell(t, _finite(score))
-            finished = {n: row for n, row in table.items() if full in row["scores"]}
+    def _bracket(self, trials: list, bracket: int) -> None:
+        """One bracket: every rung trains the survivors of the one below, the best 1/eta go on."""
+        from optuna.trial import TrialState
+
+        eta, last = self.settings.eta, len(self.rungs) - 1
+        for k in range(len(self.rungs)):
+            scores = self.evaluate(trials, k, f"bracket {bracket} rung {k}")
+            for t, score in zip(trials, scores):
+                t.report(_finite(score), step=k)      # the sampler learns from pruned ones too
+            if k == last:
+                for t, score in zip(trials, scores):
+                    self.study.tell(t, _finite(score))
+                return
+            keep = max(1, math.ceil(len(trials) / eta))     # synchronous halving: the best 1/eta
+            order = np.argsort(scores, kind="stable")
+            for i in order[keep:]:
+                self.study.tell(trials[i], state=TrialState.PRUNED)
+            trials = [trials[i] for i in sorted(order[:keep])]
+            if self.out_of_time():
+                break
+        for t in trials:                                # the budget ended mid-bracket
+            self.study.tell(t, state=TrialState.PRUNED)
+
+    def finished(self) -> dict:
+        """The settings trained at the full budget: trial number -> {params, scores}."""
+        return {n: row for n, row in self.table.items() if self.full in row["scores"]}
+
+    def refine(self, brackets: int) -> None:
+        """`tune.refine` settings drawn around the best finished one, trained at the full budget."""
+        refine = self.settings.eta if self.settings.refine is None else self.settings.refine
+        finished = self.finished()
+        if not (refine and finished):
+            return
+        best_number = min(finished, key=lambda n: finished[n]["scores"][self.full])
+        rng = np.random.default_rng(self.cfg.seed + 7919 * brackets)
+        for _ in range(refine):
+            self.study.enqueue_trial({name: self.space[name].around(value, self.scales, rng, width=0.25)
+                                      for name, value in finished[best_number]["params"].items()})
+        trials = [self.study.ask(self.distributions) for _ in range(refine)]
+        for t, score in zip(trials, self.evaluate(trials, len(self.rungs) - 1, "refine")):
+            self.study.tell(t, _finite(score))
+
+    def recheck(self) -> dict:
+        """The chosen setting (run.json's `best`). The search's best is the minimum of many noisy
+        estimates, biased low by construction: it is measured again, with the config's own setting,
+        on folds drawn anew, and replaces that setting only if it beats it there by more than one
+        standard error. A DataError when no setting finished its full budget with a finite error."""
+        cfg, full, metric = self.cfg, self.full, self.metric
+        finished = self.finished()
         if not finished or not any(math.isfinite(r["scores"][full]) for r in finished.values()):
-            run.finish("failed", settings=_settings_table(table),
-                       error="no setting finished its full budget with a finite validation error")
+            self.run.finish("failed", settings=_settings_table(self.table),
+                            error="no setting finished its full budget with a finite validation error")
             raise DataError("no setting finished its full budget with a finite validation error (see "
-                            f"{run.results_path}); raise --budget, or narrow `search:` away from "
+                            f"{self.run.results_path}); raise --budget, or narrow `search:` away from "
                             "settings that diverge")
-        # The search's best is the minimum of many noisy estimates, biased low by construction: it is
-        # measured again, with the config's own setting, on folds drawn anew, and replaces that
-        # setting only if it beats it there by more than one standard error.
         challenger = min(finished, key=lambda n: finished[n]["scores"][full])
-        incumbent = {name: cfg.algorithm.params[name] for name in space if name in cfg.algorithm.params}
-        fresh = validation_splits(prepared, cfg, split_seed=cfg.seed + 1)
-        held, rival = evaluate([_Setting(INCUMBENT, incumbent),
-                                _Setting(CHALLENGER, finished[challenger]["params"])],
-                               len(rungs) - 1, "recheck", on=fresh)
-        error = _standard_error(held, fresh, run, metric, regression, full)
+        incumbent = {name: cfg.algorithm.params[name] for name in self.space if name in cfg.algorithm.params}
+        fresh = validation_splits(self.prepared, cfg, split_seed=cfg.seed + 1)
+        held, rival = self.evaluate([_Setting(INCUMBENT, incumbent),
+                                     _Setting(CHALLENGER, finished[challenger]["params"])],
+                                    len(self.rungs) - 1, "recheck", on=fresh)
+        regression = self.prepared.data.task == "regression"
+        error = _standard_error(held, fresh, self.run, metric, regression, full)
         keep, decision = _decide(held, rival, error)
         chosen = (INCUMBENT, incumbent, held) if keep else (challenger, finished[challenger]["params"], rival)
         score = chosen[2] if math.isfinite(chosen[2]) else None
-        best = {"trial": chosen[0], "params": chosen[1], f"validation_{metric[5:]}": score,
+        return {"trial": chosen[0], "params": chosen[1], f"validation_{metric[5:]}": score,
                 **({} if regression or score is None else {"validation_standard_error": standard_error(score, fresh)}),
                 "search_validation": finished[challenger]["scores"][full],
                 "incumbent_validation": held if math.isfinite(held) else None,
                 "incumbent_standard_error": error, "kept_incumbent": keep, "decision": decision}
-        tuned_path = write_tuned_config(replace(cfg, name=cfg.name[:-len(".tune")], tags=tags),
-                                        best["params"], run.path)
-
-        refitted = refit(prepared, cfg, best["params"], run, done, execution)
-        _plot_search(run.path, metric)
-        run.finish("finished", settings=_settings_table(table), best=best, refit=refitted,
-                   tuned_config=str(tuned_path), search_seconds=elapsed())
-    return run.path
 
 
 # ---- pieces ---------------------------------------------------------------------------------------

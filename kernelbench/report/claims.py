@@ -29,7 +29,7 @@ import pandas as pd
 
 from kernelbench.errors import OutputError
 from kernelbench.papers import DIFFERENCE_KINDS, Paper, Published, load_papers
-from kernelbench.results import RunRecord, collect_results, final_rows, run_folders, tagged
+from kernelbench.results import RunRecord, collect_results, final_rows, resolved_text, run_folders, tagged
 
 GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
 INTRO = ("Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
@@ -276,6 +276,7 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
                       "params": e.params, "metric": e.metric, "published": e.value, "published_std": e.std,
                       "ours": ours, "difference": (ours[0] - e.value) if ours else None,
                       "runs": runs, "conflict": conflict, "machines": machines, "note": e.note,
+                      "resolved": resolved_text(rows["resolved"]) if len(rows) and "resolved" in rows else "",
                       "differs_why": e.differs.why if e.differs else None,
                       "status": claim_status(e, ours, conflict)})
     lines = ["# kernelbench: our numbers next to the papers'", "", INTRO, ""]
@@ -287,8 +288,8 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
             counts[key] = counts.get(key, 0) + 1
         lines += [f"## {name}", "",
                   f"{len(mine)} claims: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".", "",
-                  "| where | dataset | algorithm | params | metric | published | ours (n) | difference | status | runs | measured on |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| where | dataset | algorithm | params | resolved | metric | published | ours (n) | difference | status | runs | measured on |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in mine:
             published = f"{r['published']:.3f}" + (f" ± {r['published_std']:.3f}" if r["published_std"] is not None else "")
             ours = (f"{r['ours'][0]:.3f} ± {r['ours'][1]:.3f} ({r['ours'][2]})" if r["ours"]
@@ -296,8 +297,8 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else ""
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
-                         f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {diff} | "
-                         f"{r['status']} | {', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
+                         f"{r['algorithm']} | {params} | {r['resolved']} | {r['metric']} | {published} | {ours} | "
+                         f"{diff} | {r['status']} | {', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
         lines.append("")
     for p in papers:
         if p.not_tabulated:

@@ -184,3 +184,22 @@ def tagged(df, **tags):
     return df[keep] if tags else df
 
 
+
+
+def resolved_text(values) -> str:
+    """The values estimators chose at the start of training for parameters given as a rule (the
+    `resolved` column: JSON text, or mappings from run.json), e.g. "gamma=0.0123, passes=50";
+    a range where trials or runs chose differently; "" when none was resolved."""
+    chosen: dict = {}
+    for value in values:
+        mapping = json.loads(value) if isinstance(value, str) and value else value
+        for name, v in (mapping or {}).items():
+            chosen.setdefault(name, []).append(v)
+    parts = []
+    for name, vs in sorted(chosen.items()):
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vs):
+            low, high = min(vs), max(vs)
+            parts.append(f"{name}={low:.4g}" if low == high else f"{name}={low:.4g}..{high:.4g}")
+        else:
+            parts.append(f"{name}={'/'.join(dict.fromkeys(str(v) for v in vs))}")
+    return ", ".join(parts)

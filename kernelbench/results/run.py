@@ -33,7 +33,8 @@ from kernelbench._io import atomic_write_bytes, atomic_write_text, output_error,
 from kernelbench.errors import KernelbenchError, OutputError
 
 from .read import cell_key, final_rows, read_results
-from .schema import COLUMNS, META_FILE, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES, TAG_COLUMNS, RunRecord
+from .schema import (COLUMNS, JSON_COLUMNS, META_FILE, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES, TAG_COLUMNS,
+                     RunRecord)
 
 
 def _cell(column: str, value) -> str:
@@ -42,12 +43,12 @@ def _cell(column: str, value) -> str:
         raise ValueError(f"row status must be one of {', '.join(ROW_STATUSES)}, got {value!r}")
     if value is None:
         return ""
-    if column == "params":
+    if column in JSON_COLUMNS:
         if isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError:
-                raise ValueError(f"params must be a dict or a JSON string, got {value!r}") from None
+                raise ValueError(f"{column} must be a dict or a JSON string, got {value!r}") from None
         return json.dumps(value, sort_keys=True, default=_json_default, allow_nan=True)
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -24,7 +24,7 @@ from kernelbench._vocab import TAGS
 from kernelbench.errors import OutputError
 
 TAG_COLUMNS = list(TAGS)        # paper, figure, panel, role: the run's tags, empty when untagged
-COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "trial", "seed", "fold",
+COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "resolved", "trial", "seed", "fold",
            "budget", "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
            "objective", "train_error", "train_mse", "train_mae", "test_error", "test_mse", "test_mae",
            "predict_seconds",
@@ -36,8 +36,11 @@ META_FILE = "run.json"
 PUBLISHED_DIR = "published"     # results/published/<paper>/<run id>/: the committed copies (kernelbench publish)
 ABSENT_FILE = "absent_data.json"  # results/published/<paper>/: the data the publishing machine had no copy of
 
-STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "counters", "status",
+STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "resolved", "counters", "status",
                   "message", *TAG_COLUMNS)
+# JSON objects: `params` as given (defaults filled in), `resolved` the values the estimator chose at
+# the start of training for parameters given as a rule (gamma: scale, passes: auto, a pilot's step)
+JSON_COLUMNS = ("params", "resolved")
 INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                "n_support_vectors", "threads", "final")
 FLOAT_COLUMNS = ("budget", "train_seconds", "objective", "train_error", "train_mse", "train_mae", "test_error",

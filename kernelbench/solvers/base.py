@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import os
 
 import numpy as np
@@ -175,6 +176,20 @@ class Solver(Declared, BaseEstimator):
     def counters(self) -> dict:
         """The algorithm's own numbers for the counters column of a row (none by default)."""
         return {}
+
+    def resolved_params(self) -> dict:
+        """{name: value} of every declared parameter given as a rule -- a word such as 'auto',
+        'median' or 'scale', or null -- that `begin` turned into a value, read from the `<name>_`
+        attribute it set (gamma_, passes_, step_, t0_, loss_, ...): what a run records, so that it
+        can say which kernel width or schedule it trained with. Empty before `begin`."""
+        resolved = {}
+        for name in self.parameters:
+            given, chosen = getattr(self, name, None), getattr(self, name + "_", None)
+            chosen = chosen.item() if isinstance(chosen, np.generic) else chosen
+            if (given is None or isinstance(given, str)) and isinstance(chosen, (numbers.Real, str)) \
+                    and chosen != given:
+                resolved[name] = chosen
+        return resolved
 
     def working_set(self) -> list:
         """The arrays the training loop reads over and over: the training data as the loop reads
