@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 
 from kernelbench.errors import SolverError
 from kernelbench.estimators import algorithms
-from kernelbench.solvers.losses import (UNLABELED_LOSSES, code, unlabeled_code, unlabeled_loss_derivatives,
+from kernelbench.solvers.losses import (code, unlabeled_code, unlabeled_loss_derivatives,
                                         unlabeled_loss_values)
 from kernelbench.solvers._tsgs3vm import OFFSETS, TSGCore
 from kernelbench.solvers.base import DivergenceError

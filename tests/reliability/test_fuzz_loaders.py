@@ -11,7 +11,6 @@ import bz2
 import gzip
 import itertools
 import lzma
-import math
 
 import numpy as np
 import pytest

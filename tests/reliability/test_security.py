@@ -2,8 +2,6 @@
 members, https-only downloads, allow_pickle=False for cached arrays, no shell anywhere."""
 from __future__ import annotations
 
-import io
-import lzma
 import re
 import zipfile
 from pathlib import Path
@@ -17,7 +15,7 @@ from kernelbench.data import fetch, load_dataset
 from kernelbench.data.download import check_url_allowed
 from kernelbench.data.local import open_decompressed
 from kernelbench.data.registry import get_spec, load_registry
-from kernelbench.errors import ConfigError, DataError, KernelbenchError
+from kernelbench.errors import ConfigError, DataError
 
 MARK = "kb_security_marker"
 
