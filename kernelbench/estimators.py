@@ -6,7 +6,7 @@ they fill:
     algorithms()["dsg"].build({"C": 10.0}, seed=0)
 
 Each solver and baseline module registers its classes under an algorithm name when imported
-(kernelbench/registry.py); importing them all here is what makes the registry complete.
+(kernelbench/algorithms.py); importing them all here is what makes the registry complete.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from kernelbench.baselines.random_features import (
 from kernelbench.baselines.rff_sgd import RFFSGDClassifier
 from kernelbench.baselines.svm_subsample import SubsampleSVMClassifier
 from kernelbench.baselines.tsvm import TSVMCCCP, TSVMLabelSwitching
-from kernelbench.registry import ALGORITHMS, AlgorithmSpec
+from kernelbench.algorithms import ALGORITHMS, AlgorithmSpec
 from kernelbench.solvers.asydsskl import AsyDSSKLClassifier, AsyDSSKLRegressor
 from kernelbench.solvers.asygcd import AsyGCDClassifier
 from kernelbench.solvers.bgs3vm import BGS3VMClassifier

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kernelbench.errors import SolverError
-from kernelbench.search import LogUniform
+from kernelbench.spaces import LogUniform
 
 
 # ---- constraints ---------------------------------------------------------------------------------
@@ -115,8 +115,8 @@ def _number(x) -> str:
 @dataclass(frozen=True)
 class Param:
     """A parameter: default, one-line doc, the constraints a value may satisfy (any one of them).
-    `config=False` for parameters the runner sets (random_state from `seed`, passes from `stop`);
-    `search`: the range `tune` samples by default (kernelbench/search.py), None = not searched."""
+    `config=False` for parameters the experiment loop sets (random_state from `seed`, passes from `stop`);
+    `search`: the range `tune` samples by default (kernelbench/spaces.py), None = not searched."""
     default: Any
     doc: str
     allowed: tuple
@@ -234,7 +234,7 @@ class Declared:
 
 
 def config_parameters(parameters: dict) -> dict:
-    """The parameters a config may set (not the runner's own: random_state, passes)."""
+    """The parameters a config may set (not the experiment loop's own: random_state, passes)."""
     return {n: p for n, p in parameters.items() if p.config}
 
 
@@ -281,5 +281,5 @@ TOL = param(1e-3, "stopping tolerance of the solver", POSITIVE)
 CACHE_MB = param(1000.0, "kernel cache size in MB", POSITIVE)
 RANDOM_STATE = param(None, "seed of the run (set from the config's `seed`)",
                      _Kind(object, "an integer, None or a numpy random generator"), config=False)
-PASSES = param(1.0, "passes over the data made by fit() (the runner uses `stop` instead)",
+PASSES = param(1.0, "passes over the data made by fit() (the experiment loop uses `stop` instead)",
                POSITIVE, config=False)

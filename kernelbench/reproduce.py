@@ -13,7 +13,7 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
                (a started one is finished; the rest are listed as left for the next call).
     selection  a model-selection config (`cv:` set, or `then:`; e.g. configs/*_grid.yaml) runs as
                `kernelbench grid` does: its grid cross-validated on the training part, the best
-               refitted and scored on the test part (runner.grid_search), not every cell on the test part.
+               refitted and scored on the test part (experiment.grid_search), not every cell on the test part.
 
 Some panels are produced by a sweep, not by one config (training sizes, threads): `SWEEPS` names
 them; `reproduce` lists them with their `kernelbench sweep` command and does not run them.

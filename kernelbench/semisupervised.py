@@ -5,7 +5,7 @@ Contract (every algorithm registered with tasks=("binary", "semi-supervised") re
 
 * A semi-supervised estimator gets fit(X, y) / begin(X, y) with y float64 where NaN marks an
   unlabeled row and labeled rows carry the raw two class labels (as in the dataset, e.g. -1/+1 or
-  1/2). O(n²) baselines raise kernelbench.solvers.base.BudgetExceededError in begin(); the runner
+  1/2). O(n²) baselines raise kernelbench.solvers.base.BudgetExceededError in begin(); the experiment loop
   writes a clean "skipped" row for it.
 * `dataset.labeled: L` in a config: L rows of the *training part* are drawn at random (both
   classes guaranteed; seeded by the trial seed), every other training row becomes unlabeled

@@ -13,7 +13,7 @@ algorithm.params) and --trials trials (the revision must know `--set`: 31e0efa o
 The runs alternate (revision, tree, tree, revision, ...), --repeat rounds, so that a burst of load
 lands on both sides alike.
 
-Printed per config: the median and fastest `train_seconds` of the final rows (the runner's
+Printed per config: the median and fastest `train_seconds` of the final rows (the experiment loop's
 training time, evaluation excluded: what results.csv and every time-axis figure show) of each
 side, their ratio (tree / revision; > 1 is slower), the ratio of the fastest runs, and the mean
 final test error of each side (same seed: equal unless the algorithm or the config file changed,

@@ -38,7 +38,7 @@ def best_of(repeat, fn):
 
 
 def one_pass(est, X, y):
-    """(seconds of one pass, set-up excluded, est): the runner's timing less begin (for the
+    """(seconds of one pass, set-up excluded, est): the experiment loop's timing less begin (for the
     feature-map baselines begin computes the map, which Dai et al. exclude)."""
     timed = trace(est, X, y, StopConfig(passes=1), every=math.inf, initial=False).begin()
     setup = timed.train_seconds

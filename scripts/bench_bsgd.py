@@ -25,7 +25,7 @@ METHODS = ("gss", "lookup-wd", "lookup-h", "gss-precise")
 
 
 def train_once(data, params, merge, budget, passes, seed):
-    """The estimator and its training seconds, timed as the runner times a cell (set-up included)."""
+    """The estimator and its training seconds, timed as the experiment loop times a cell (set-up included)."""
     est = BSGDClassifier(**params, budget=budget, merge=merge, random_state=seed)
     *_, last = trace(est, data.X_train, data.y_train, StopConfig(passes=passes), every=math.inf,
                      initial=False)

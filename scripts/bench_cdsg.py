@@ -29,7 +29,7 @@ DATASETS = {   # name: (test split, C for λ = 1e-5 as in Li & Póczos Table 2)
 
 
 def run(cls, X, y, params, passes, target=None, points=24):
-    """(seconds, objective, n_features) after each timed chunk (the runner's timing: set-up
+    """(seconds, objective, n_features) after each timed chunk (the experiment loop's timing: set-up
     included), until `passes` are done or the objective is <= target."""
     est = cls(**params)
     timed = trace(est, X, y, StopConfig(passes=passes), initial=False).begin()

@@ -1,10 +1,10 @@
-"""`make bench`: training time in results.csv must not depend on how often the runner evaluates.
+"""`make bench`: training time in results.csv must not depend on how often the experiment loop evaluates.
 
 For every registered algorithm (a workload on ijcnn1 below, seeded), the same experiment is run as
 `kernelbench run` runs it (run_experiment, in this process: a run folder each) with two evaluation
 schedules, alternating, --repeat rounds of --trials trials each:
 
-  default  the runner's default `evaluate:` (a point every ~1/10 pass, and at each the
+  default  the experiment loop's default `evaluate:` (a point every ~1/10 pass, and at each the
            objective and the training error on the evaluation subset and the error on the whole
            test part);
   single   `evaluate: {every: 10^12, on: [test_error]}`: one point, at the end.

@@ -14,7 +14,7 @@ from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import check_estimator
 
 from kernelbench.estimators import algorithms
-from kernelbench.registry import ALGORITHMS
+from kernelbench.algorithms import ALGORITHMS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -21,7 +21,7 @@ from test_fullscale import registry_with
 
 from kernelbench.baselines.svm_subsample import doubling_sizes
 from kernelbench.benchmarks import BENCHMARKS, BenchOptions
-from kernelbench.benchmarks.run import bench_config
+from kernelbench.benchmarks.measure import bench_config
 from kernelbench.cli import main
 from kernelbench.config import load_config
 from kernelbench.data.synthetic import SyntheticSpec, write_files

@@ -22,7 +22,7 @@ from kernelbench.config.values import Count
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench import params as kb_params
 from kernelbench.params import BOOLEAN, NONE, POSITIVE, TEXT, Choice, Declared, Integer, declare, param
-from kernelbench.registry import ALGORITHMS, register_algorithm
+from kernelbench.algorithms import ALGORITHMS, register_algorithm
 
 DATASETS = ["a9a", "digits86", "susy"]
 

@@ -1,6 +1,6 @@
 """Falkon (Rudi et al. 2017, Alg. 1): Nyström kernel ridge regression by preconditioned CG, against
 a dense NumPy solve of the same Nyström system, scikit-learn's KernelRidge (M = n), plain CG, SVC,
-and the runner's timed loop."""
+and the experiment loop's timed loop."""
 import math
 
 import numpy as np
@@ -86,7 +86,7 @@ def test_objective_decreases_and_the_counter_is_the_nystrom_objective():
         assert est.krr_objective_ == pytest.approx(objective(est.coef_), rel=1e-9)
     assert all(b <= a * (1 + 1e-12) for a, b in zip(values, values[1:]))
     assert residuals[-1] < 1e-2 * residuals[0]
-    # the runner's objective column: (mean squared loss + λ αᵀK_MMα)/2 on the rows it is given
+    # the experiment loop's objective column: (mean squared loss + λ αᵀK_MMα)/2 on the rows it is given
     assert est.objective(X, y) == pytest.approx(objective(est.coef_) / 2, rel=1e-9)
     assert est.samples_seen_ == 12 * 300 and est.n_iter_ == 12
     est.finish()
@@ -235,7 +235,7 @@ def test_one_class_and_unknown_labels_are_refused():
         FalkonClassifier(n_centers=0).fit(X, np.arange(40) % 2)
 
 
-# ---- the stepping protocol and the runner ----------------------------------------------------------------
+# ---- the stepping protocol and the experiment loop ----------------------------------------------------------------
 def test_one_step_is_one_cg_iteration_and_fit_makes_max_iter():
     X, y = make_classification(300, 6, random_state=0)
     est = FalkonClassifier(n_centers=40, max_iter=7, tol=1e-14, random_state=0)
@@ -265,7 +265,7 @@ def test_timed_loop_records_a_point_per_iteration_and_ends_at_max_iter():
     assert last.final and last.iteration == 20                          # the default max_iter
 
 
-def test_runner_draws_test_error_and_objective_curves(tmp_path):
+def test_experiment_loop_draws_test_error_and_objective_curves(tmp_path):
     from kernelbench.config import config_from_dict
     from kernelbench.experiment import run_experiment
     from kernelbench.results import collect_results

@@ -13,11 +13,11 @@ import pytest
 matplotlib.use("Agg")
 
 from kernelbench.figures import DATA_FREE, FIGURES, render_all  # noqa: E402
-from kernelbench.figures.bsgd_tables import final_bsgd_rows  # noqa: E402
-from kernelbench.figures import dsg_curves, geng_s3vm, gu_asydsskl  # noqa: E402  (names test_*: not imported)
-from kernelbench.figures.geng_s3vm import geng_rows, loglog_slope, time_vs_size  # noqa: E402
-from kernelbench.figures.gu_asydsskl import accuracy_vs_time, speedup, thread_speedups  # noqa: E402
-from kernelbench.figures.lp_curves import table3  # noqa: E402
+from kernelbench.figures.glasmachers2019_tables import final_bsgd_rows  # noqa: E402
+from kernelbench.figures import dai2014, geng2019, gu2018  # noqa: E402  (names test_*: not imported)
+from kernelbench.figures.geng2019 import geng_rows, loglog_slope, time_vs_size  # noqa: E402
+from kernelbench.figures.gu2018 import accuracy_vs_time, speedup, thread_speedups  # noqa: E402
+from kernelbench.figures.li2016 import table3  # noqa: E402
 from kernelbench.papers import get_paper  # noqa: E402
 from kernelbench.results import Run, collect_results  # noqa: E402
 
@@ -81,7 +81,7 @@ def test_geng_figures_select_by_tags_and_read_sizes_and_passes_from_the_runs(tmp
 
     fig = time_vs_size(df)
     assert any(label.startswith("TSGS3VM (slope 1.00)") for label in legend(fig))
-    box = geng_s3vm.test_error_boxplot(df)
+    box = geng2019.test_error_boxplot(df)
     labels = legend(box)
     assert "TSGS3VM, 5 passes" in labels and "DSG, 200 labeled only" in labels and "FRS3VM" not in labels
 
@@ -97,8 +97,8 @@ def test_geng_fig3_draws_paper_protocol_runs_apart_with_a_value_per_trial(tmp_pa
              rows=[{"dataset": "cod-rna", "algorithm": "tsgs3vm", "trial": t, "fold": i,
                     "test_error": 0.10 + 0.02 * i + 0.1 * t, "final": 1} for t in range(2) for i in range(5)])
     df = collect_results(tmp_path)
-    held_out = geng_s3vm.test_error_boxplot(df)
-    paper = geng_s3vm.test_error_boxplot_paper_protocol(df)
+    held_out = geng2019.test_error_boxplot(df)
+    paper = geng2019.test_error_boxplot_paper_protocol(df)
     def levels(fig):            # y of the boxes' horizontal segments: caps (min, max) and median
         (ax,) = fig.axes
         return sorted(round(float(line.get_ydata()[0]), 6) for line in ax.lines if len(line.get_ydata()) == 2
@@ -131,9 +131,9 @@ def test_a_peer_is_drawn_dotted_and_marked_not_in_the_paper_by_its_tag(tmp_path)
     assert "NOT in the paper" in labels["ijcnn1 (added)"] and "NOT in the paper" not in labels["a9a (added)"]
     styles = {ax.get_title(): ax.lines[0].get_linestyle() for ax in curves.axes}
     assert styles == {"ijcnn1 (added)": ":", "a9a (added)": "-"}
-    dai = dsg_curves.test_error_vs_samples(df)
+    dai = dai2014.test_error_vs_samples(df)
     assert legend(dai)[0] == "falkon: NOT in the paper (peer) (1 trial)" and dai.axes[0].lines[0].get_linestyle() == ":"
-    assert dsg_curves.objective_vs_time(df) is None
+    assert dai2014.objective_vs_time(df) is None
 
 
 
@@ -153,7 +153,7 @@ def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
     curves = accuracy_vs_time(df)
     assert titles(curves) == ["ijcnn1 (added)"]                    # the test-time run is not a curve
     assert legend(curves) == ["AsyDSSKL (1 trial)"]               # nor is Li & Poczos' DSG
-    times = gu_asydsskl.test_time(df)
+    times = gu2018.test_time(df)
     assert titles(times) == ["(a) Covtype B: 20k SUBSET"] and legend(times) == ["AsyDSSKL (100 features)"]
     assert speedup(df) is None                                     # no run tagged fig2
 
@@ -190,17 +190,17 @@ def test_dai_figure_draws_only_its_tagged_runs(tmp_path):
              rows=[{"algorithm": "dsg", **r} for r in curve])
     make_run(tmp_path, "a9a_dsg", {"paper": "dai2014"}, rows=[{"algorithm": "dsg", **r} for r in curve])
     df = collect_results(tmp_path)
-    fig = dsg_curves.test_error_vs_samples(df)
+    fig = dai2014.test_error_vs_samples(df)
     # the paper's final errors on Adult (kernelbench/papers/dai2014.yaml), drawn as levels beside ours
     assert titles(fig) == ["(1) Adult (a9a)"] and legend(fig) == [
         "norma (1 trial)", "paper: dsg 15.3 %", "paper: norma 15 %", "paper: k-sdca 15 %"]
     levels = sorted(line.get_ydata()[0] for line in fig.axes[0].lines if line.get_label().startswith("paper"))
     assert levels == pytest.approx([0.15, 0.15, 0.153])
-    assert dsg_curves.test_error_vs_samples(df[df["figure"] != "fig1"]) is None
+    assert dai2014.test_error_vs_samples(df[df["figure"] != "fig1"]) is None
     # on the 20k covtype subset, the paper's full-covtype number is labelled as such
     make_run(tmp_path, "covtype_subset20k_dsg_dai2014", {"paper": "dai2014", "figure": "fig1", "panel": "(3)"},
              rows=[{"algorithm": "dsg", **r, "dataset": "covtype_subset20k"} for r in curve])
-    fig = dsg_curves.test_error_vs_samples(collect_results(tmp_path))
+    fig = dai2014.test_error_vs_samples(collect_results(tmp_path))
     assert "paper (covtype_binary): dsg 15 %" in legend(fig)
 
 

@@ -162,8 +162,8 @@ def test_kernel_baselines_are_sklearn_estimators():
         KSDCAClassifier(max_samples=10).fit(X, y)
 
 
-def test_runner_writes_a_clean_skipped_row_beyond_max_samples(tmp_path, isolated_data):
-    """The O(n²) limit is a BudgetExceededError in begin(): the runner records "skipped", no crash."""
+def test_experiment_loop_writes_a_clean_skipped_row_beyond_max_samples(tmp_path, isolated_data):
+    """The O(n²) limit is a BudgetExceededError in begin(): the experiment loop records "skipped", no crash."""
     from kernelbench.config import config_from_dict
     from kernelbench.results import read_results
     from kernelbench.experiment import run_experiment

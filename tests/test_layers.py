@@ -3,14 +3,14 @@
 A module may import modules of its own layer or of a lower one. The layers, lowest first:
 
     0  errors, _vocab (the project's words), _io (atomic writes, safe names, the cache root)
-    1  search (distributions), params (declarations), papers (published values), semisupervised
-    2  registry, solvers/, baselines/            the estimators and their compiled cores
+    1  spaces (search distributions), params (declarations), papers (published values), semisupervised
+    2  algorithms (the registry), solvers/, baselines/   the estimators and their compiled cores
     3  estimators                                 every estimator, the complete registry
-    4  data/                                      registry, fetch, parse + cache, prepare
-    5  config                                     YAML -> validated ExperimentConfig
+    4  data/                                      the dataset registry, fetch, parse + cache, preprocess
+    5  config/                                    YAML -> validated ExperimentConfig
     6  results/                                   results.csv and run.json: schema, writing, reading
     7  experiment/, figures/                      orchestration; figures from results only
-    8  report, reproduce, publish, benchmarks/    benchmarks: declared comparisons through the runner
+    8  report, reproduce, publish, benchmarks/    benchmarks: declared comparisons through the experiment loop
     9  cli/                                       the only place that imports Typer
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
 LAYERS = {
     "kernelbench": 0, "kernelbench.errors": 0, "kernelbench._vocab": 0, "kernelbench._io": 0,
-    "kernelbench.search": 1, "kernelbench.params": 1, "kernelbench.papers": 1, "kernelbench.semisupervised": 1,
-    "kernelbench.registry": 2, "kernelbench.solvers": 2, "kernelbench.baselines": 2,
+    "kernelbench.spaces": 1, "kernelbench.params": 1, "kernelbench.papers": 1, "kernelbench.semisupervised": 1,
+    "kernelbench.algorithms": 2, "kernelbench.solvers": 2, "kernelbench.baselines": 2,
     "kernelbench.estimators": 3,
     "kernelbench.data": 4,
     "kernelbench.config": 5,

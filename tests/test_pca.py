@@ -54,7 +54,7 @@ def test_sparse_input_is_densified_within_limit():
 
 def test_large_sparse_input_uses_truncated_svd(monkeypatch):
     import sys
-    mod = sys.modules["kernelbench.data.prepare"]     # the package re-exports the function by this name
+    mod = sys.modules["kernelbench.data.preprocess"]     # the package re-exports the function by this name
     monkeypatch.setattr(mod, "MAX_PCA_DENSE_BYTES", 1)
     X_tr, X_te = _data()
     out = mod.prepare(_dataset(sp.csr_matrix(X_tr), sp.csr_matrix(X_te)), pca=2)

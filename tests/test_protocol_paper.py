@@ -16,7 +16,7 @@ from kernelbench.cli import main
 from kernelbench.config import config_from_dict
 from kernelbench.data.load import Dataset
 from kernelbench.errors import ConfigError
-from kernelbench.registry import AlgorithmSpec
+from kernelbench.algorithms import AlgorithmSpec
 from kernelbench.report import pooling_conflict
 from kernelbench.results import collect_results, final_rows
 from kernelbench.semisupervised import paper_folds

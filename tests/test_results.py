@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from kernelbench._io import atomic_write_text, safe_name
-from kernelbench.results import run as results_module
+from kernelbench.results import writing as results_module
 from kernelbench.errors import KernelbenchError
 from kernelbench.errors import OutputError
 from kernelbench.results import (COLUMNS, TAG_COLUMNS, Run, collect_results, config_values, final_rows, read_results,

@@ -127,7 +127,7 @@ def test_balanced_offset_needs_both_classes_in_the_core():
 
 @pytest.mark.parametrize("cls", S3VMS)
 def test_training_does_not_depend_on_where_run_calls_end(cls):
-    """The runner steps an estimator in chunks (evaluations in between); the b each step uses is
+    """The experiment loop steps an estimator in chunks (evaluations in between); the b each step uses is
     solved afresh (TSGS3VM, FRS3VM) or is 0 (BGS3VM), and the b prediction uses, solved after each
     run(), does not feed back, so one run and many short runs give the same model."""
     X, _, y_semi = _skewed(n=1200)

@@ -1,4 +1,4 @@
-"""The semi-supervised protocol (kernelbench/semisupervised.py + the runner): labeled draws, the
+"""The semi-supervised protocol (kernelbench/semisupervised.py + the experiment loop): labeled draws, the
 paper's 5-fold scheme, what supervised and semi-supervised algorithms are fitted on, and that no
 test (or validation) row ever reaches training; a y without unlabeled rows trains every
 semi-supervised estimator as a supervised classifier, with a warning; scikit-learn's estimator
@@ -16,7 +16,7 @@ from kernelbench.config import config_from_dict
 from kernelbench.data.load import Dataset
 from kernelbench.errors import ConfigError, DataError
 from kernelbench.estimators import algorithms
-from kernelbench.registry import AlgorithmSpec
+from kernelbench.algorithms import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, grid_search, run_experiment, train_cell
 from kernelbench.semisupervised import draw_labeled, mask_unlabeled, paper_folds, training_view
 from kernelbench.config import EvaluateConfig, StopConfig
@@ -76,7 +76,7 @@ def test_paper_folds_split_the_unlabeled_rows_and_keep_the_labeled_ones():
 
 
 # ---------------------------------------------------------------------------------------------
-# the runner never trains on a test row (and, in CV, on a validation row)
+# the experiment loop never trains on a test row (and, in CV, on a validation row)
 # ---------------------------------------------------------------------------------------------
 
 class _Spy(TSGS3VMClassifier):

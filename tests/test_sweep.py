@@ -20,8 +20,8 @@ from kernelbench.cli import main  # noqa: E402
 from kernelbench.cli.sweep import parse_over  # noqa: E402
 from kernelbench.errors import ConfigError  # noqa: E402
 from kernelbench.experiment.sweep import Limits, point_name, run_sweep, sweep_points  # noqa: E402
-from kernelbench.figures import gu_asydsskl  # noqa: E402  (its test_time: not collected)
-from kernelbench.figures.gu_asydsskl import speedup, thread_speedups  # noqa: E402
+from kernelbench.figures import gu2018  # noqa: E402  (its test_time: not collected)
+from kernelbench.figures.gu2018 import speedup, thread_speedups  # noqa: E402
 from kernelbench.figures.scaling import (fit_slope, scaling_rows, slopes, stop_reason,  # noqa: E402
                                          time_and_memory_vs_size)
 from kernelbench.results import RunRecord, collect_results, final_rows, read_results  # noqa: E402
@@ -162,7 +162,7 @@ def test_a_test_size_sweep_trains_once_and_times_predict_at_each_size(tmp_path):
     assert (rows["predict_seconds"] > 0).all() and rows["final"].tolist() == [0, 0, 1]
     assert rows["iteration"].nunique() == 1 and rows["test_error"].nunique() == 1   # one model, trained once
     assert RunRecord.load(point.folder).sweep == {"predict.n_test": sizes}
-    fig = gu_asydsskl.test_time(collect_results(tmp_path / "out"))
+    fig = gu2018.test_time(collect_results(tmp_path / "out"))
     (line,) = fig.axes[0].get_lines()
     assert list(line.get_xdata()) == sizes
     np.testing.assert_allclose(line.get_ydata(), rows["predict_seconds"])

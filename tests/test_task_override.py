@@ -1,5 +1,5 @@
 """dataset.task: a multi-class set treated as regression (as Gu et al. do for covtype-M, MNIST,
-Aloi), validated by the config layer and honoured by the loader and the runner's metric."""
+Aloi), validated by the config layer and honoured by the loader and the experiment loop's metric."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,7 +1,7 @@
 """The SVC-based transductive SVMs (kernelbench/baselines/tsvm.py): Joachims' label switching and
 Collobert et al.'s CCCP TSVM on two moons with few labels (independent truth: the moons are the
 classes) against SVC on the labeled points alone, their balancing constraints, Joachims' stopping
-rule, and the O(n²) budget becoming a clean "skipped" row through the runner."""
+rule, and the O(n²) budget becoming a clean "skipped" row through the experiment loop."""
 import numpy as np
 import pytest
 from sklearn.svm import SVC

@@ -1,4 +1,4 @@
-"""`kernelbench tune` (kernelbench/experiment/tuning.py) and search spaces (kernelbench/search.py): spaces parsed
+"""`kernelbench tune` (kernelbench/experiment/tuning.py) and search spaces (kernelbench/spaces.py): spaces parsed
 and checked against the declarations, successive halving stopping bad settings early, validation
 that never sees a test row, resume after an interrupt, and the tuned config re-running to the
 refit's result. Small data (digits 8 vs 6, bundled with scikit-learn): seconds."""
@@ -22,7 +22,7 @@ from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
 from kernelbench.experiment.selection import data_scales
 from kernelbench.experiment.tuning import INCUMBENT
-from kernelbench.search import Choices, LogUniform, default_space, grid_from_space, parse_space
+from kernelbench.spaces import Choices, LogUniform, default_space, grid_from_space, parse_space
 
 BASE = {"name": "tune_test", "dataset": {"name": "digits86", "scale": "minmax"},
         "algorithm": {"name": "dsg", "params": {"batch_size": 16, "block_size": 32}},

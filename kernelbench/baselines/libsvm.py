@@ -8,7 +8,7 @@ one-vs-one multi-class scheme; its decision values agree with LIBSVM's to the so
 (tests/test_exact_svm.py), and scripts/bench_exact_svm.py measures both side by side.
 
 Classification takes two or more classes (LIBSVM's one-vs-one), regression is ε-SVR. One `run`
-step is the whole solve (to the solver's own tolerance `tol`), so the runner records a single point
+step is the whole solve (to the solver's own tolerance `tol`), so the experiment loop records a single point
 after training; later steps report no progress (converged).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sklearn.svm import SVC, SVR
 
 from kernelbench._vocab import TASKS
 from kernelbench.params import CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, THREADS, TOL, C, Real, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.base import PerClassDecisionMixin, RegressionMixin, Solver, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
 
@@ -75,7 +75,7 @@ class _ExactSVM(Solver):
             X.indices = X.indices.astype(np.int32)
             X.indptr = X.indptr.astype(np.int32)
         self.svm_.fit(X, self._train_Y.ravel())
-        self.converged_ = True                         # the runner stops here
+        self.converged_ = True                         # the experiment loop stops here
         self.n_iter_ = 1
         self.samples_seen_ = X.shape[0]
         return 1

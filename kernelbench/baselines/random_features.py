@@ -29,7 +29,7 @@ from sklearn.kernel_approximation import Nystroem, RBFSampler
 
 from kernelbench.errors import SolverError
 from kernelbench.params import BOOLEAN, C, GAMMA, PASSES, RANDOM_STATE, Choice, Integer, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _kernel_sgd
 from kernelbench.solvers.base import BinaryClassifierMixin, DivergenceError, IterativeEstimator, not_offered
 from kernelbench.solvers.defaults import AUTO_PASSES, auto_passes

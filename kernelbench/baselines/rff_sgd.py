@@ -19,7 +19,7 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import SGDClassifier
 
 from kernelbench.params import GAMMA, PASSES, POSITIVE, RANDOM_STATE, THREADS, Integer, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.base import BinaryClassifierMixin, Solver, blas_threads, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import pickle
 import queue
 import tempfile
 import time
@@ -22,7 +21,7 @@ import numpy as np
 
 from kernelbench.baselines.libsvm import PARAMETERS, _ExactClassifierMixin, _ExactSVM
 from kernelbench.params import NONE, POSITIVE, THREADS, Choice, Integer, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.base import BudgetExceededError, as_dense
 
 START_TIMEOUT = 600.0             # seconds a child may take to import and read its rows (untimed)
@@ -38,7 +37,7 @@ def _fit_prefix(estimator, path: str, m: int, channel) -> None:
         started = time.perf_counter()
         estimator.fit(X, y)
         seconds = time.perf_counter() - started
-        channel.put(("fit", seconds, pickle.dumps(estimator)))
+        channel.put(("fit", seconds, estimator))    # the queue carries the fitted model across
     except BaseException as e:              # noqa: BLE001  (reported to the parent, which goes on)
         channel.put(("error", f"{type(e).__name__}: {e}"))
 
@@ -54,7 +53,7 @@ def doubling_sizes(start: int, n: int) -> list[int]:
 
 def timed_fit(estimator, path: str, m: int, limit: float) -> tuple:
     """One prefix fit in its own process, killed past `limit` seconds of fitting: ("fit", seconds,
-    pickled estimator), ("timeout",) or ("error", message)."""
+    fitted estimator), ("timeout",) or ("error", message)."""
     context = multiprocessing.get_context("spawn")
     channel = context.Queue()
     child = context.Process(target=_fit_prefix, args=(estimator, path, m, channel))
@@ -101,7 +100,7 @@ class SubsampleSVMClassifier(_ExactClassifierMixin, _ExactSVM):
             for m in doubling_sizes(self.start, X.shape[0]):
                 outcome = timed_fit(self.svm_, path, m, float(self.fit_seconds))
                 if outcome[0] == "fit" and outcome[1] <= self.fit_seconds:
-                    best = (m, outcome[1], pickle.loads(outcome[2]))
+                    best = (m, outcome[1], outcome[2])
                     tried.append(f"{m}: {outcome[1]:.1f} s")
                     continue
                 why = {"fit": lambda o: f"{o[1]:.1f} s > T", "timeout": lambda o: "killed at T",

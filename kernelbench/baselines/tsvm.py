@@ -36,7 +36,7 @@ is nothing to label, switch or balance, so that SVM is the model: SVC with C on 
 the objective's unlabeled sum empty (C* = 0), one run step, with a UserWarning.
 
 Scale: every step is a LIBSVM solve on up to n_l + 2·n_u points; they are O(n²) in time, and
-begin() refuses problems above `max_points` (n_l + n_u) with BudgetExceededError, which the runner
+begin() refuses problems above `max_points` (n_l + n_u) with BudgetExceededError, which the experiment loop
 turns into a clean "skipped" row.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ from sklearn.utils.validation import validate_data
 
 from kernelbench.params import (CACHE_MB, GAMMA, NONE, POSITIVE, RANDOM_STATE, TOL, C, Choice, Integer,
                                 declare, param)
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, Solver, as_dense,
                                       not_offered)
 from kernelbench.semisupervised import encode_semi_supervised, warn_no_unlabeled_rows

@@ -5,7 +5,7 @@
     table.py      the side-by-side table, read back from those run folders
 """
 from .declared import BENCHMARKS, Benchmark, Method
-from .run import BenchOptions, run_benchmark
+from .measure import BenchOptions, run_benchmark
 from .table import comparison_lines, fullsize_lines, latest_runs
 
 __all__ = ["BENCHMARKS", "BenchOptions", "Benchmark", "Method", "comparison_lines", "fullsize_lines", "latest_runs",

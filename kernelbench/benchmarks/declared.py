@@ -2,7 +2,7 @@
 
 A benchmark is data. Each method is a config file of configs/ (validated by load_config, its
 dataset replaced by the benchmark's data) or a registered peer built on the benchmark's data, run
-once through the runner; every result is a run folder (results.csv + run.json).
+once through the experiment loop; every result is a run folder (results.csv + run.json).
 
     fullscale   the papers' solvers against the user's large-scale pipelines on the SUSY replica
                 (or HIGGS's, --shape higgs) at its published size, each within the same wall time T

@@ -260,7 +260,7 @@ def list_algorithms(
 ):
     """Registered algorithms: tasks, parameters with defaults, what they accept, what they mean."""
     from kernelbench.estimators import algorithms
-    from kernelbench.registry import parameters_markdown
+    from kernelbench.algorithms import parameters_markdown
 
     if markdown:
         typer.echo(parameters_markdown(algorithms()))
@@ -408,7 +408,7 @@ app.command("sweep")(sweep)
 
 
 def _exit_interrupted(e: KeyboardInterrupt):
-    """Ctrl-C in a run: the runner's lines (rows kept, where, the command to resume; before the
+    """Ctrl-C in a run: the experiment loop's lines (rows kept, where, the command to resume; before the
     run folder exists, just "interrupted"), exit 130. Typer would exit 130 in silence."""
     for line in (str(e) or "interrupted").splitlines():
         typer.echo(f"kernelbench: {line}", err=True)

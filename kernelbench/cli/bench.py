@@ -34,10 +34,10 @@ def bench(
     seed: int = typer.Option(0, "--seed"),
     table: bool = typer.Option(False, "--table", help="print the table of the runs in --out and stop"),
 ) -> None:
-    """Run a declared benchmark once per method, each through the runner into run folders, and print the
+    """Run a declared benchmark once per method, each through the experiment loop into run folders, and print the
     side-by-side table. Timings depend on the machine's load: not a pass/fail test."""
     from kernelbench.benchmarks import BenchOptions, comparison_lines, fullsize_lines, run_benchmark
-    from kernelbench.benchmarks.run import benchmark
+    from kernelbench.benchmarks.measure import benchmark
 
     bench_spec = benchmark(name)
     out = out or Path("results") / "bench" / name

@@ -109,7 +109,7 @@ def _construct(spec, params: dict, path: str, task: str | None):
     elif task is None:
         tasks = list(spec.tasks)
     else:
-        tasks = [spec.tasks[0]]     # a task the algorithm does not take is reported by the runner
+        tasks = [spec.tasks[0]]     # a task the algorithm does not take is reported by the experiment loop
     errors = []
     for t in tasks:
         try:

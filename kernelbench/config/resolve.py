@@ -22,7 +22,7 @@ from kernelbench.config.sections import (SYNTHETIC_KEYS, TOP_LEVEL_KEYS, Dataset
 from kernelbench.config.values import _fail, _show, _suggest
 from kernelbench.errors import ConfigError
 from kernelbench.papers import paper_ids
-from kernelbench.search import parse_space, space_to_dict
+from kernelbench.spaces import parse_space, space_to_dict
 
 def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
     """Read a YAML config (yaml.safe_load only), apply CLI overrides, validate, resolve."""

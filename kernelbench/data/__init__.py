@@ -10,7 +10,7 @@ kernelbench.errors.DataError whose message names the file and the fix.
 """
 from .fetch import data_dirs, dataset_info, fetch
 from .load import Dataset, infer_task, load_dataset
-from .prepare import prepare
+from .preprocess import prepare
 from .registry import dataset_names
 
 __all__ = ["Dataset", "dataset_names", "dataset_info", "data_dirs", "fetch", "load_dataset", "prepare",

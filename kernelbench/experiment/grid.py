@@ -11,7 +11,7 @@ import numpy as np
 
 from kernelbench.config import ExperimentConfig, expand_grid
 from kernelbench.errors import DataError
-from kernelbench.search import grid_from_space
+from kernelbench.spaces import grid_from_space
 from kernelbench.solvers.base import BudgetExceededError
 
 from .cells import Cell, Execution, execute, ssl_training

@@ -12,7 +12,7 @@ from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.data.load import classes_task
 from kernelbench.errors import ConfigError, DataError
 from kernelbench.estimators import algorithms
-from kernelbench.registry import AlgorithmSpec
+from kernelbench.algorithms import AlgorithmSpec
 
 EVAL_TRAIN_ROWS = 5000   # objective / train error are measured on a fixed random subset this large
 SMOKE_TRAIN_ROWS = 500

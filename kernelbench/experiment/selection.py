@@ -8,7 +8,7 @@ import numpy as np
 from kernelbench.config import EvaluateConfig, ExperimentConfig, StopConfig
 from kernelbench.errors import ConfigError
 from kernelbench.results import Run, cell_key
-from kernelbench.search import default_space
+from kernelbench.spaces import default_space
 from kernelbench.solvers.kernels import median_gamma
 
 from .cells import Cell, Execution, execute, finished_rows, outcome

@@ -3,7 +3,7 @@
 Set-up (`begin`) and `run` calls are timed; whatever the caller does between points (evaluating,
 printing) is not, and afterwards the solver's working set is read back into the CPU caches, so that
 the next timed piece does not depend on what the caller did: training time must not depend on how
-often one evaluates (scripts/bench_eval_overhead.py measures it). The runner times its cells with
+often one evaluates (scripts/bench_eval_overhead.py measures it). The experiment loop times its cells with
 `trace`; benchmarks and scripts use it too.
 """
 from __future__ import annotations
@@ -133,7 +133,7 @@ class Trace:
 
 def trace(estimator, X, y, stop: StopConfig = StopConfig(), *, every=None, initial=True,
           progress=None) -> Trace:
-    """A timed training run of `estimator` (a kernelbench Solver) on (X, y), as the runner times
+    """A timed training run of `estimator` (a kernelbench Solver) on (X, y), as the experiment loop times
     its cells: iterate it for `Point`s. Set-up (begin) and `run` calls are timed; the caller's
     work between points is not, and afterwards the solver's working set is read back into the
     CPU caches (outside the timer) so that the next timed chunk does not depend on what the

@@ -1,7 +1,7 @@
 """`kernelbench tune CONFIG`: model selection on the training part for every algorithm and dataset.
 
     settings   sampled from the config's `search:` space, or the algorithm's declared one
-               (kernelbench/search.py), by Optuna's TPE sampler (seeded; the config's own
+               (kernelbench/spaces.py), by Optuna's TPE sampler (seeded; the config's own
                parameters are the first setting tried);
     validation on the training part only, never the test part: a held-out fraction or k folds of
                it (`tune.validation`); with `dataset.labeled`, of the labeled rows only -- a user
@@ -22,7 +22,7 @@
                part, `trials` times, scored on the test part (rows with an empty fold); search.png
                plots validation error against budget for every setting.
 
-Why Optuna's sampler and our own halving: the rungs run as batches on the runner's executors
+Why Optuna's sampler and our own halving: the rungs run as batches on the experiment loop's executors
 (joblib processes or a Dask cluster), and Optuna's SuccessiveHalvingPruner is asynchronous -- it
 promotes a trial against whichever trials reported before it, so in a batch its decisions depend on
 the order of the calls; keeping the best 1/eta of a finished rung is the synchronous rule and
@@ -47,7 +47,7 @@ from kernelbench._io import atomic_write_text
 from kernelbench.config import ExperimentConfig, TagsConfig, TuneConfig, config_to_dict
 from kernelbench.errors import ConfigError, DataError
 from kernelbench.results import read_results
-from kernelbench.search import inside, optuna_distributions, space_to_dict
+from kernelbench.spaces import inside, optuna_distributions, space_to_dict
 
 from .cells import Execution, execute, finished_rows
 from .folder import open_run

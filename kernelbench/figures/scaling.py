@@ -30,7 +30,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from kernelbench.figures.base import register_figure
-from kernelbench.figures.geng_s3vm import loglog_slope
+from kernelbench.figures.geng2019 import loglog_slope
 from kernelbench.results import config_values, final_rows
 
 TRAINING_SIZE_KEYS = ("dataset.n", "dataset.subsample")

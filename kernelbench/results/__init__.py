@@ -6,7 +6,7 @@ from kernelbench._io import atomic_write_text
 
 from .read import (cell_key, collect_results, config_values, final_rows, in_published_folder, raw_rows, read_results,
                    resolved_text, run_folders, run_frame, tagged)
-from .run import Run, comparable_config, config_hash
+from .writing import Run, comparable_config, config_hash
 from .schema import (ABSENT_FILE, COLUMNS, META_FILE, PUBLISHED_DIR, RESULTS_FILE, ROW_STATUSES, RUN_STATUSES,
                      TAG_COLUMNS, RunRecord)
 

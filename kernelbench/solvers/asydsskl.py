@@ -18,7 +18,7 @@ rounds of Algorithm 1.
 
 Tasks: binary classification (logistic loss, as the paper's experiments) and regression
 (correntropy-induced loss, as the paper's experiments). The paper treats multi-class sets (covtype,
-MNIST, Aloi) as regression on the class index: the runner's registry task of those sets is
+MNIST, Aloi) as regression on the class index: the experiment loop's registry task of those sets is
 "multiclass", so an experiment on them needs the dataset loaded with task='regression'
 (`load_dataset(name, task="regression")`); see configs/gu_*_asydsskl.yaml.
 """
@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from kernelbench.params import (C, GAMMA, KERNEL, NONE, POSITIVE, RANDOM_STATE, THREADS, Choice, Integer,
                                 declare, param)
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _asydsskl
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, DivergenceError,
                                       RegressionMixin, Solver, as_dense, blas_threads, not_offered,

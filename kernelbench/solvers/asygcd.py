@@ -25,7 +25,7 @@ from sklearn.cluster import KMeans
 
 from kernelbench.params import (C, CACHE_MB, GAMMA, PASSES, POSITIVE, RANDOM_STATE, RBF_ONLY, THREADS, TOL,
                                 Choice, Integer, Real, declare, param)
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _asygcd
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, Solver,
                                       blas_threads, not_offered, resolve_threads)
@@ -202,7 +202,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, Solver):
     # ---- the model: support vectors only ----------------------------------------------------
     def _sync_model(self):
         """Support vectors and coefficients from the current α (called before predicting, so
-        outside the runner's timer)."""
+        outside the experiment loop's timer)."""
         if getattr(self, "_model_at", None) == self.core_.updates:
             return
         alpha, y_int = self.core_.alpha, self._y_int
@@ -256,7 +256,7 @@ class AsyGCDClassifier(BinaryClassifierMixin, Solver):
         self.core_.set_gradient(exact)
         self.gradient_refreshes_ += 1
 
-    # ---- what the runner records ------------------------------------------------------------
+    # ---- what the experiment loop records ------------------------------------------------------------
     def record(self) -> dict:
         return {**super().record(), "n_support_vectors": self.n_support_vectors_}
 

@@ -1,10 +1,10 @@
-"""What every iterative solver shares: the stepping protocol the runner drives (`Solver`), input
+"""What every iterative solver shares: the stepping protocol the experiment loop drives (`Solver`), input
 checks, label encoding, and the pass-by-pass mini-batch schedule (`IterativeEstimator`).
 
 Protocol: `begin(X, y)` validates and allocates, `run(n_steps)` advances by that
 many iterations and can be timed on its own, `finish()` drops the training data; `record()` says
 what a result row holds besides the metrics. `fit` is begin + run for `passes` passes + finish;
-a mini-batch solver's `partial_fit` runs one pass over the given chunk. The runner evaluates
+a mini-batch solver's `partial_fit` runs one pass over the given chunk. The experiment loop evaluates
 between `run` calls, outside its timer (kernelbench.experiment.trace).
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ class DivergenceError(SolverError):
 
 class BudgetExceededError(SolverError):
     """A solver would exceed its memory or time budget on this input (e.g. an O(n²) baseline at
-    large n): the runner writes a clean row with status "skipped" and this message, not a crash."""
+    large n): the experiment loop writes a clean row with status "skipped" and this message, not a crash."""
 
 
 def resolve_threads(threads: int) -> int:
@@ -89,7 +89,7 @@ def as_dense(X, dtype):
 
 
 class Solver(Declared, BaseEstimator):
-    """What the runner drives. `begin(X, y)` validates and sets up the model;
+    """What the experiment loop drives. `begin(X, y)` validates and sets up the model;
     `run(n_steps)` advances by up to n_steps iterations and returns how many it did, timed on its
     own; `steps_per_pass` is the iterations of one pass; `converged_` turns True when the solver's
     own stopping rule ends the run; `finish()` drops the training data. Between `run` calls the
@@ -106,7 +106,7 @@ class Solver(Declared, BaseEstimator):
     _training_only: tuple = ()         # a subclass's own per-fit data, dropped by finish()
     # What a user can expect when re-running with the same seed (recorded in run.json).
     determinism = "identical results for the same seed and thread count"
-    # How the runner may predict a large test part (experiment.metrics.predict; results identical either way):
+    # How the experiment loop may predict a large test part (experiment.metrics.predict; results identical either way):
     #   "internal": predict already runs on the estimator's own OpenMP `threads` and bounds its own
     #               memory: one call (a thread pool on top would oversubscribe the cores);
     #   "rows":     predict on disjoint row chunks may run in several threads at once (it releases
@@ -167,7 +167,7 @@ class Solver(Declared, BaseEstimator):
         return self
 
     def record(self) -> dict:
-        """What the runner writes into an evaluation row besides its metrics: the model size
+        """What the experiment loop writes into an evaluation row besides its metrics: the model size
         (`n_features` for random-feature models, `n_support_vectors` for kernel expansions, set
         by the subclass) and `counters`, the algorithm's own numbers (merges, sparsity, ...)."""
         counters = self.counters()
@@ -229,7 +229,7 @@ class Solver(Declared, BaseEstimator):
     # ---- the objective (one function for every model: kernelbench/solvers/objectives.py) ----
     def objective(self, X, y) -> float | None:
         """R(f) on (X, y): mean labeled loss (+ w_U · mean unlabeled loss) + Ω(f); None where the
-        model defines no penalty Ω (an adapter such as LIBSVM's): the runner then records none."""
+        model defines no penalty Ω (an adapter such as LIBSVM's): the experiment loop then records none."""
         if type(self).penalty is Solver.penalty:
             return None
         return regularised_objective(self, X, y)

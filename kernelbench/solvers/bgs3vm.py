@@ -38,7 +38,7 @@ from sklearn.utils.validation import validate_data
 from kernelbench._vocab import MERGE_METHODS
 from kernelbench.errors import SolverError
 from kernelbench.params import GAMMA, NONE, PASSES, RANDOM_STATE, C, Choice, Integer, Real, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.semisupervised import encode_semi_supervised, warn_no_unlabeled_rows
 from kernelbench.solvers import _bgs3vm
 from kernelbench.solvers.base import BinaryClassifierMixin, Solver, as_dense, not_offered
@@ -183,7 +183,7 @@ class BGS3VMClassifier(BinaryClassifierMixin, Solver):
         state = [a for p in pools for a in (p.SVT, p.a, p.norms)]
         return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
 
-    # ---- what the runner records ----
+    # ---- what the experiment loop records ----
     def record(self) -> dict:
         return {**super().record(), "n_support_vectors": self.n_support_vectors_}
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from kernelbench._vocab import MERGE_METHODS
 from kernelbench.params import BOOLEAN, GAMMA, PASSES, POSITIVE, RANDOM_STATE, C, Choice, Integer, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _bsgd
 from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
 from kernelbench.solvers.defaults import default_passes
@@ -48,7 +48,7 @@ PARAMETERS = declare(
     diagnose=param(False, "also run GSS-standard and Lookup-WD (and GSS-precise) on every merge's state "
                           "and count equal decisions / WD factors; slows training, for Table 3 only", BOOLEAN),
     passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc="passes made by fit() (the runner uses `stop`); auto = enough for 100,000 SGD "
+                      doc="passes made by fit() (the experiment loop uses `stop`); auto = enough for 100,000 SGD "
                           "steps, between 5 and 100 passes"),
     random_state=RANDOM_STATE)
 
@@ -94,7 +94,7 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
         state = (core.H, core.W, core.SVT, core.a, core.norms, core.D)
         return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
 
-    # ---- what the runner records ----
+    # ---- what the experiment loop records ----
     def record(self) -> dict:
         return {**super().record(), "n_support_vectors": self.n_support_vectors_}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernelbench.params import Choice, Integer, Real, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
 from kernelbench.solvers.kernels import kernel_matrix
 

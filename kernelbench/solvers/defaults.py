@@ -97,7 +97,7 @@ AUTO_MAX_PASSES = 50
 # r-/n-Pegasos: Dai et al. Fig. 1; SVRG-RF: Li & Póczos Fig. 1): their mini-batch steps need
 # iterations too, not passes (one default pass over 200 rows is 4 steps).
 AUTO_PASSES = PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                         doc=f"passes made by fit() (the runner uses `stop`); auto = enough for "
+                         doc=f"passes made by fit() (the experiment loop uses `stop`); auto = enough for "
                              f"{AUTO_ITERATIONS} iterations, between 1 and {AUTO_MAX_PASSES} passes")
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, POSITIVE, RANDOM_STATE,
                                 THREADS, Choice, Integer, Real, declare, param)
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _dsg
 from kernelbench.solvers.base import (DivergenceError, IterativeEstimator, RegressionMixin,
                                       SoftmaxClassifierMixin, as_dense, blas_threads, resolve_threads)
@@ -150,7 +150,7 @@ class _DSGBase(IterativeEstimator):
         state = (core.W, core.b, core.R, core.block_weight, core.A)
         return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
 
-    # ---- what the runner records ----
+    # ---- what the experiment loop records ----
     def record(self) -> dict:
         return {**super().record(), "n_features": self.n_random_features_}
 

@@ -61,7 +61,7 @@ for K_nMᵀy); one run step is one CG iteration (= one pass: `steps_per_pass` is
 count CG iterations). The run ends (converged_) after `max_iter` iterations, or earlier when every
 column's residual ‖r_k‖ ≤ tol·‖r_0‖ (the preconditioned residual; CG starts at β = 0; the counter
 cg_residual says which); fit makes max_iter iterations. The objective column (objectives.py) is
-R(f) = mean (f − y)²/2 + λ/2 αᵀK_MMα on the rows the runner evaluates it on, i.e. J/2 there
+R(f) = mean (f − y)²/2 + λ/2 αᵀK_MMα on the rows the experiment loop evaluates it on, i.e. J/2 there
 (averaged over the K columns); the counters add J(α) on the whole training set, read off CG's own
 vectors at no cost
 (J = ‖y‖²/n − βᵀ(r_0 + r), since Wβ = r_0 − r), and the relative residual.
@@ -87,7 +87,7 @@ from kernelbench.params import (
     declare,
     param,
 )
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers._nystrom import (
     exp_nonpositive,
     kernel_values,
@@ -327,7 +327,7 @@ class _Falkon(Solver):
     def _decision(self, X):
         dtype = self._centers_w.dtype
         threads = resolve_threads(self.threads)
-        # power-of-two blocks: the runner's prediction chunks (multiples of 4096) then see the same
+        # power-of-two blocks: the experiment loop's prediction chunks (multiples of 4096) then see the same
         # blocks as one call
         step = 1 << (int(self.block_size).bit_length() - 1)
         out = np.empty((X.shape[0], self.coef_.shape[1]))
@@ -349,7 +349,7 @@ class _Falkon(Solver):
                 out[rows, k] = np.einsum("ij,j->i", Kb, self.coef_[:, k], dtype=np.float64)
         return out
 
-    # ---- what the runner records ------------------------------------------------------------------
+    # ---- what the experiment loop records ------------------------------------------------------------------
     def penalty(self) -> float:
         """λ/2 αᵀK_MM α (averaged over the K columns)."""
         return 0.5 * self.lambda_ * self._quadratic

@@ -14,7 +14,7 @@ import numpy as np
 
 from kernelbench.errors import SolverError
 from kernelbench.params import C, GAMMA, PASSES, RANDOM_STATE, RBF_ONLY, Choice, Integer, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _kernel_sgd
 from kernelbench.solvers.base import (BinaryClassifierMixin, DivergenceError, RegressionMixin, blas_threads,
                                       not_offered)

@@ -6,7 +6,7 @@ of Dai et al. 2014 (§6 (i), Fig. 1 (1)–(3)).
 on R(f) = (1/n) Σ ℓ(f(x_i), y_i) + (λ/2)‖f‖²_H, λ = 1/(n·C) — DSG's objective and step schedule
 with the exact kernel in place of DSG's random features (the paper's comparison). `budget` = τ
 keeps only the last τ terms (NORMA's truncation); 0 keeps all, and then one pass costs
-O(n · #SV · d): refused beyond `max_samples` (BudgetExceededError: the runner writes a "skipped"
+O(n · #SV · d): refused beyond `max_samples` (BudgetExceededError: the experiment loop writes a "skipped"
 row). `fit` makes DSG's number of passes (`passes: auto`, defaults.AUTO_PASSES: at least 2000 iterations,
 at most 50 passes), so that both see the same samples; at the defaults that is 3 passes at
 max_samples, 50 on a few hundred rows. The compiled loop is in _kernel_sgd.pyx.
@@ -17,7 +17,7 @@ import numpy as np
 
 from kernelbench.params import (C, GAMMA, NONE, POSITIVE, RANDOM_STATE, RBF_ONLY, Choice, Integer, Real,
                                 declare, param)
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _kernel_sgd
 from kernelbench.solvers.base import (BinaryClassifierMixin, BudgetExceededError, DivergenceError,
                                       IterativeEstimator, RegressionMixin, as_dense, blas_threads)
@@ -27,7 +27,7 @@ from kernelbench.solvers.losses import BINARY, code, losses_for
 from kernelbench.solvers.objectives import divergence_bound
 
 # O(n²) methods: one pass over 60k points with ~half of them support vectors is ~1e9 kernel values
-# × d, about the most one benchmark run can afford. Beyond this the runner writes a clean "skipped" row.
+# × d, about the most one benchmark run can afford. Beyond this the experiment loop writes a clean "skipped" row.
 MAX_SAMPLES = 60_000
 # shared by NORMA and k-SDCA (KernelExpansionBase checks it in _check_common)
 SAMPLE_LIMIT = param(MAX_SAMPLES, "refuse (skip) training sets larger than this: O(n²) time", Integer(1))

@@ -25,7 +25,7 @@ import numpy as np
 
 from kernelbench.errors import SolverError
 from kernelbench.params import C, DTYPE, GAMMA, KERNEL, POSITIVE, RANDOM_STATE, Choice, Integer, declare, param
-from kernelbench.registry import register_algorithm
+from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _svrg_rf
 from kernelbench.solvers.base import (MAX_DENSE_BYTES, BudgetExceededError, DivergenceError,
                                       IterativeEstimator, RegressionMixin, SoftmaxClassifierMixin,

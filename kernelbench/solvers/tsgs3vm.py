@@ -65,8 +65,8 @@ from sklearn.utils.validation import validate_data
 from kernelbench.errors import SolverError
 from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, NONE, PASSES, POSITIVE, RANDOM_STATE,
                                 THREADS, Choice, Integer, Real, declare, param)
-from kernelbench.registry import register_algorithm
-from kernelbench.search import LogUniform
+from kernelbench.algorithms import register_algorithm
+from kernelbench.spaces import LogUniform
 from kernelbench.semisupervised import encode_semi_supervised, warn_no_unlabeled_rows
 from kernelbench.solvers import _tsgs3vm
 from kernelbench.solvers._random_features import feature_block
@@ -130,7 +130,7 @@ TSGS3VM_PARAMETERS = declare(
                          BOOLEAN),
     threads=THREADS,
     passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc=f"passes made by fit() (the runner uses `stop`); auto = the paper's one pass, "
+                      doc=f"passes made by fit() (the experiment loop uses `stop`); auto = the paper's one pass, "
                           f"more where a pass has fewer than {TSGS3VM_AUTO_ITERATIONS} iterations"),
     random_state=RANDOM_STATE)
 
@@ -144,7 +144,7 @@ FRS3VM_PARAMETERS = declare(
     C=S3VM_PARAMETERS["C"].but(default=3000.0),
     threads=THREADS.but(doc="BLAS threads for the per-batch products (0 = all cores)"),
     passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc=f"passes made by fit() (the runner uses `stop`); auto = the paper's 10, more "
+                      doc=f"passes made by fit() (the experiment loop uses `stop`); auto = the paper's 10, more "
                           f"where 10 passes make fewer than {FRS3VM_AUTO_ITERATIONS} iterations"),
     random_state=RANDOM_STATE)
 
@@ -265,7 +265,7 @@ class _S3VMBase(BinaryClassifierMixin, Solver):
         self.run(self.steps_per_pass)
         return self.finish()
 
-    # ---- what the runner records ----
+    # ---- what the experiment loop records ----
     # R(f) = ½‖f‖² + C · mean hinge on L + C* · mean u on U, divided by C (objectives.py): mean hinge
     # + (C*/C) · mean u + ‖f‖²/(2C)
     loss_ = "hinge"          # the labeled loss of the S3VM objective, fixed

@@ -214,7 +214,7 @@ evaluate: {every: 5, on: [objective, test_error]}
 
 def test_full_disk_in_process_is_output_error_and_keeps_earlier_rows(tmp_path, monkeypatch):
     """ENOSPC on the 4th row append: OutputError naming results.csv; rows 1-3 intact."""
-    from kernelbench.results import run as results_module
+    from kernelbench.results import writing as results_module
     from kernelbench.errors import OutputError
     from kernelbench.results import Run
 

@@ -30,7 +30,7 @@ def test_divergence_is_a_row_status_with_advice(tmp_path):
 
 
 def test_a_non_finite_objective_is_divergence_for_any_algorithm(tmp_path, monkeypatch):
-    """The runner's own guard: an estimator whose iterates stay finite but whose objective is
+    """The experiment loop's own guard: an estimator whose iterates stay finite but whose objective is
     NaN still ends its cell as `diverged`, never as an ok row holding NaN."""
     from kernelbench.config import config_from_dict
     from kernelbench.experiment import run_experiment

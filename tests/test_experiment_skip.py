@@ -7,7 +7,7 @@ import pytest
 
 from kernelbench.config import EvaluateConfig, StopConfig
 from kernelbench.data import Dataset
-from kernelbench.registry import AlgorithmSpec
+from kernelbench.algorithms import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import BOOLEAN, RANDOM_STATE, Integer, declare, param
 from kernelbench.solvers.base import BudgetExceededError, Solver

@@ -5,7 +5,7 @@ time LIBSVM converges.
 Only runs tagged {paper: li2016} for Fig. 1 (configs/*_li2016.yaml: the DSG family and SVRG,
 logistic loss) or for Table 3 (configs/*_li2016_table3.yaml and *_libsvm_li2016.yaml: kernel SVMs,
 hinge loss) are drawn, each in its own figure, so other experiments on the same data do not mix in. Curves are per trial (thin) with the trial-mean at each evaluation index (thick); times are
-cumulative training seconds (evaluation excluded) as the runner records them. A peer no paper
+cumulative training seconds (evaluation excluded) as the experiment loop records them. A peer no paper
 ran (tags.role: peer, Falkon) is not drawn here: its objective is another function (squared loss),
 not comparable on these axes; Dai et al.'s Fig. 1 and Gu et al.'s Fig. 1 draw it (test error).
 """

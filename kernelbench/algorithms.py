@@ -5,7 +5,7 @@ are defined:
                        tasks=("binary", "multiclass", "regression"), description="...")
 
 Its parameters are the classes' own declarations (`parameters`, kernelbench/params.py): the config
-layer checks `algorithm.params` against them, the runner builds the estimator with
+layer checks `algorithm.params` against them, the experiment loop builds the estimator with
 `spec.build(params)`, `kernelbench algorithms` lists them, and the tests loop over every entry.
 kernelbench/estimators.py imports every solver and baseline module: `kernelbench.estimators.
 algorithms()` is the complete registry.

@@ -1,4 +1,4 @@
-"""kernelbench.experiment.trace, the runner's one timed loop, and the stepping protocol it drives
+"""kernelbench.experiment.trace, the experiment loop's one timed loop, and the stepping protocol it drives
 (kernelbench.solvers.base.Solver).
 
 Truths: a clock that only the test advances (so "training time" is known exactly), the calls a
@@ -212,7 +212,7 @@ def _build(spec):
 
 @pytest.mark.parametrize("name", sorted(algorithms()))
 def test_evaluating_between_chunks_does_not_change_the_model(name):
-    """The runner's evaluation reads the model (record, objective, predictions) between timed
+    """The experiment loop's evaluation reads the model (record, objective, predictions) between timed
     chunks: the trained model equals that of an unevaluated twin with the same chunks."""
     spec = algorithms()[name]
     X, y, X_test = _small_problem(spec)

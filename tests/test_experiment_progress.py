@@ -53,7 +53,7 @@ def csv_rows(folder: Path) -> int:
 
 @pytest.mark.parametrize("name", sorted(algorithms()))
 def test_chunked_prediction_equals_one_call(name, monkeypatch):
-    """Every registered algorithm declares how a large part may be predicted, and the runner's
+    """Every registered algorithm declares how a large part may be predicted, and the experiment loop's
     chunked (and, for "rows", threaded) prediction gives bit-identical decision values."""
     spec = algorithms()[name]
     params = dict(spec.smoke_params)
@@ -255,7 +255,7 @@ def test_parallel_cells_and_refit_have_their_bars(tmp_path, env):
 
 @pytest.mark.parametrize("name", sorted(algorithms()))
 def test_running_in_pieces_equals_one_call(name):
-    """The runner runs a timed chunk in pieces (so Ctrl-C and a time limit are seen during a long
+    """The experiment loop runs a timed chunk in pieces (so Ctrl-C and a time limit are seen during a long
     pass): for every registered algorithm, run(a) + run(b) + run(c) leaves the same model as
     run(a + b + c), on one thread."""
     spec = algorithms()[name]

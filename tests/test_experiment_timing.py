@@ -1,4 +1,4 @@
-"""The runner's evaluation between timed training chunks must not slow the next chunk down: it
+"""The experiment loop's evaluation between timed training chunks must not slow the next chunk down: it
 runs with BLAS on one thread, because OpenBLAS workers keep spinning for a while after a parallel
 call and would take the cores from an OpenMP solver's next timed chunk (measured: +40% training
 time for AsyDSSKL on ijcnn1 when it predicted between outer loops with 2 BLAS threads)."""
@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from kernelbench.config import EvaluateConfig, StopConfig
 from kernelbench.data import Dataset
-from kernelbench.registry import AlgorithmSpec
+from kernelbench.algorithms import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import RANDOM_STATE, declare
 from kernelbench.solvers.base import Solver
@@ -27,7 +27,7 @@ class _RecordingSolver(Solver):
     n_iter_ = 0
     samples_seen_ = 0
     steps_per_pass = 3
-    built: list = []                    # the instances the runner made
+    built: list = []                    # the instances the experiment loop made
 
     def begin(self, X, y):
         self.in_run, self.in_predict = [], []
