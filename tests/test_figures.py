@@ -13,7 +13,7 @@ import pytest
 matplotlib.use("Agg")
 
 from kernelbench.figures import DATA_FREE, FIGURES, render_all  # noqa: E402
-from kernelbench.figures.glasmachers2019_tables import final_bsgd_rows  # noqa: E402
+from kernelbench.figures.glasmachers2019 import final_bsgd_rows  # noqa: E402
 from kernelbench.figures import dai2014, geng2019, gu2018  # noqa: E402  (names test_*: not imported)
 from kernelbench.figures.geng2019 import geng_rows, loglog_slope, time_vs_size  # noqa: E402
 from kernelbench.figures.gu2018 import accuracy_vs_time, speedup, thread_speedups  # noqa: E402

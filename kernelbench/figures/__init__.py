@@ -17,7 +17,7 @@ matplotlib.use("Agg")       # figures are written to files, never shown: set bef
 
 from kernelbench.results import collect_results
 
-from . import dai2014, geng2019, glasmachers2019_surfaces, glasmachers2019_tables, gu2018, li2016, scaling  # noqa: F401
+from . import dai2014, geng2019, glasmachers2019, gu2018, li2016, scaling  # noqa: F401
 from .base import DATA_FREE, FIGURES, register_figure, save_figure
 
 # (the figure modules are imported for what they register)

@@ -1,7 +1,7 @@
 """What every figure module shares: the figure registry, one style per algorithm, and saving.
 
 A figure registers a function `(results: DataFrame) -> matplotlib Figure | None` (None when its
-data is absent). A figure computed from no results at all (e.g. glasmachers2019_surfaces: Glasmachers &
+data is absent). A figure computed from no results at all (e.g. glasmachers2019.merge_surfaces: Glasmachers &
 Qaadan Fig. 2, from the merging tables) registers with `needs_results=False`.
 """
 from __future__ import annotations

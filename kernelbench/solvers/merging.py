@@ -4,7 +4,7 @@ section search (ε = 1e-10, kernelbench.solvers._bsgd.build_tables) once per gri
 H[i, j] ≈ h(m_i, κ_j) (lower branch, see _bsgd.pyx) and W[i, j] ≈ WD(m_i, κ_j)/(α_i + α_j)² on the
 grid m_i = i/(G−1), κ_j = j/(G−1). Building the 400 × 400 pair takes a golden section search per cell,
 so the tables are kept in memory per process and also cached on disk (an .npz under
-`glasmachers2019_tables` of the cache root, $KERNELBENCH_DATA or the user cache folder, written to a temporary name and renamed),
+`bsgd_tables` of the cache root, $KERNELBENCH_DATA or the user cache folder, written to a temporary name and renamed),
 tagged with a version that changes whenever the search or the table layout does. A cache that
 cannot be read or written is simply recomputed.
 """
@@ -24,7 +24,7 @@ TABLE_VERSION = 2     # bump when build_tables changes what it computes
 
 
 def cache_dir() -> Path:
-    return cache_root() / "glasmachers2019_tables"
+    return cache_root() / "bsgd_tables"
 
 
 def _cache_path(grid_size: int) -> Path:

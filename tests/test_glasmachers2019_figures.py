@@ -1,4 +1,4 @@
-"""Glasmachers & Qaadan Fig. 2 (kernelbench/figures/glasmachers2019_surfaces.py): the drawn h(m, κ) and
+"""Glasmachers & Qaadan Fig. 2 (kernelbench/figures/glasmachers2019.py): the drawn h(m, κ) and
 WD(m, κ) against a brute-force maximisation of the paper's merge objective (§3), written here from
 the formula, and render_all drawing this data-free figure only when its prefix is selected."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from scipy.optimize import minimize_scalar
 matplotlib.use("Agg")
 
 from kernelbench.figures import DATA_FREE, FIGURES, render_all
-from kernelbench.figures.glasmachers2019_surfaces import merge_surfaces
+from kernelbench.figures.glasmachers2019 import merge_surfaces
 
 NAME = "glasmachers2019_fig2_merge_surfaces"
 KAPPA_TWO_MODES = math.exp(-2)       # Lemma 1: s_{1/2, κ} has two modes iff κ < e^{-2}

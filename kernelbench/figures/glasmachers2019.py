@@ -1,9 +1,35 @@
-"""Glasmachers & Qaadan, Fig. 3: breakdown of the merging time (section A: computing h, or WD for
+"""Glasmachers & Qaadan (BSGD), the paper's figures.
+
+Fig. 2 (`merge_surfaces`): the graphs of (a) h(m, κ), the optimal merge coefficient, and
+(b) the weight degradation WD(m, κ) on a log value axis, over (m, κ) ∈ [0, 1]² (§3).
+
+h(m, κ) = argmax_h s(h), s(h) = m κ^{(1−h)²} + (1 − m) κ^{h²} (Alg. 1 line 8), and
+WD = (α_i + α_j)² · (m² + (1 − m)² + 2m(1 − m)κ − s(h)²) (§3, proof of Lemma 1). WD depends on
+(m, κ) only through the bracket; the total weight α_i + α_j merely scales it, so, like the paper's
+graph of WD as a function of (m, κ), we plot it at unit total weight α_i + α_j = 1, which is exactly
+the normalised table W that BSGD's Lookup-WD interpolates.
+
+The figure needs no results: it is drawn from the merging lookup tables
+(kernelbench.solvers.merging.lookup_tables, the paper's 400 × 400 grid, golden section search to
+ε = 1e-10), read at every `step`-th grid node through kernelbench.solvers.merging.merge_lookup, the
+solver's own lookup, so m > 1/2 uses the same symmetries h(m) = 1 − h(1 − m), WD(m) = WD(1 − m) as the
+solver. The nodes are taken symmetric about m = 1/2 so both halves of the surface match. Two
+conventions of the tables show on edges where the maximiser is not unique: at m = 1/2, κ ≤ e^{-2}
+(the set Z of Lemma 1, two modes) h is the lower branch; at κ = 1 every h is optimal (s ≡ 1) and
+we draw the limit κ → 1, h = m (the maximiser of the second-order expansion of s), not the search's
+tie-breaking h ≈ 0. WD = 0 on the edges m = 0, m = 1 and κ = 1, so panel (b) draws log10 of
+max(WD, WD_FLOOR) with ticks labelled as powers of ten (mplot3d has no true log axis).
+
+Being data-free, it is registered with `needs_results=False`: kernelbench.figures.render_all draws it
+whenever its name is selected by the prefix, even when the results folder holds no rows.
+
+Fig. 3: breakdown of the merging time (section A: computing h, or WD for
 Lookup-WD; section B: the rest of budget maintenance) per merge method, one panel per dataset and
 budget, mean over trials; and Table 2 drawn: test accuracy per merge method, ours (mean ± std over
 trials) beside the paper's. Both read only the final rows of the BSGD runs tagged
 {paper: glasmachers2019, figure: table2} (configs/<dataset>_bsgd.yaml: the runs whose timings
-Tables 2-3 report), never re-run anything."""
+Tables 2-3 report), never re-run anything.
+"""
 from __future__ import annotations
 
 import json
@@ -11,9 +37,57 @@ import json
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, MultipleLocator
 
 from kernelbench.figures.base import published_values, register_figure
 from kernelbench.results import final_rows, tagged
+from kernelbench.solvers.merging import lookup_tables, merge_lookup
+
+GRID_SIZE = 400      # the paper's lookup grid (§3)
+DRAW_STEP = 8        # draw every 8th node: a 50 × 50 surface
+WD_FLOOR = 1e-8      # below the smallest positive WD drawn (~3e-7); the WD = 0 edges sit here
+
+
+def merge_surfaces(grid_size: int = GRID_SIZE, step: int = DRAW_STEP):
+    """(m, κ, h, WD): the drawn nodes m_i = κ_i = i/(grid_size − 1) (every `step`-th, symmetric
+    about 1/2, endpoints included) and h[a, b] = h(m_a, κ_b), WD[a, b] = WD(m_a, κ_b) at unit
+    total weight, read from the lookup tables (module docstring: conventions at m = 1/2, κ = 1)."""
+    if step < 1:
+        raise ValueError(f"step must be >= 1, got {step}")
+    H, W = lookup_tables(grid_size)
+    lower = np.arange(0, (grid_size + 1) // 2, step)             # nodes with m ≤ 1/2 ...
+    nodes = np.union1d(lower, grid_size - 1 - lower)             # ... and their mirrors 1 − m
+    grid = nodes / (grid_size - 1)
+    h = np.empty((grid.size, grid.size))
+    wd = np.empty_like(h)
+    for a, m in enumerate(grid):
+        for b, kappa in enumerate(grid):
+            h[a, b], wd[a, b] = merge_lookup(H, W, m, kappa)
+    h[:, grid == 1.0] = grid[:, None]           # κ = 1: s ≡ 1, draw the limit κ → 1 (h = m)
+    return grid, grid.copy(), h, wd
+
+
+@register_figure("glasmachers2019_fig2_merge_surfaces", needs_results=False)
+def merge_surfaces_figure(_results=None):
+    m, kappa, h, wd = merge_surfaces()
+    M, K = np.meshgrid(m, kappa, indexing="ij")
+    log_wd = np.log10(np.maximum(wd, WD_FLOOR))
+    fig = plt.figure(figsize=(11, 4.8))
+    panels = (("(a) h(m, κ)", h, "h(m, κ)"), ("(b) WD(m, κ), log scale", log_wd, "WD(m, κ)"))
+    for number, (title, values, zlabel) in enumerate(panels, start=1):
+        ax = fig.add_subplot(1, 2, number, projection="3d")
+        ax.plot_surface(M, K, values, cmap="viridis", rstride=1, cstride=1, linewidth=0.1,
+                        edgecolor="k", antialiased=True)
+        ax.set_xlabel("m")
+        ax.set_ylabel("κ")
+        ax.set_zlabel(zlabel)
+        ax.set_title(title, fontsize=10)
+        ax.view_init(elev=25, azim=-130)
+    ax.zaxis.set_major_locator(MultipleLocator(2))
+    ax.zaxis.set_major_formatter(FuncFormatter(lambda z, _: f"$10^{{{round(z)}}}$"))
+    fig.tight_layout()
+    return fig
+
 
 METHOD_ORDER = ("gss-precise", "gss", "lookup-h", "lookup-wd")
 LABELS = {"gss-precise": "GSS-precise", "gss": "GSS", "lookup-h": "Lookup-h", "lookup-wd": "Lookup-WD"}
