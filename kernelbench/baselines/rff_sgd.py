@@ -18,12 +18,13 @@ import numpy as np
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import SGDClassifier
 
-from kernelbench.params import GAMMA, PASSES, POSITIVE, RANDOM_STATE, THREADS, Integer, declare, param
+from kernelbench.params import C, GAMMA, NONE, PASSES, POSITIVE, RANDOM_STATE, THREADS, Integer, declare, param
 from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.base import BinaryClassifierMixin, Solver, blas_threads, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
 
 PREDICT_ROWS = 50_000             # rows transformed at a time when predicting (bounded memory)
+DEFAULT_ALPHA = 1e-4              # SGDClassifier's default L2 penalty: what a user who picks the pipeline gets
 
 
 def seed_of(random_state) -> int:
@@ -36,7 +37,9 @@ class RFFSGDClassifier(BinaryClassifierMixin, Solver):
     parameters = declare(
         gamma=GAMMA,
         n_components=param(2048, "random Fourier features D (RBFSampler's n_components)", Integer(1, 10**6)),
-        alpha=param(1e-4, "SGDClassifier's α, the L2 penalty (scikit-learn's default)", POSITIVE),
+        C=C.but(default=None, allowed=(POSITIVE, NONE),
+                doc="regularisation, λ = 1/(n·C) as for every solver here (SGDClassifier's alpha = λ); "
+                    "null: scikit-learn's default alpha, 1e-4"),
         chunk_rows=param(10_000, "training rows per partial_fit call (one iteration)", Integer(1, 10**8)),
         cache_mb=param(2048.0, "keep the transformed chunks for later passes while n·D floats fit in this "
                                "many MB", POSITIVE),
@@ -60,7 +63,9 @@ class RFFSGDClassifier(BinaryClassifierMixin, Solver):
         self.gamma_ = resolve_gamma(self.gamma, X, seed=seed)
         self.map_ = RBFSampler(gamma=self.gamma_, n_components=int(self.n_components), random_state=seed)
         self.map_.fit(X[:1])                              # Ω and b need only the dimension
-        self.sgd_ = SGDClassifier(loss="hinge", alpha=self.alpha, random_state=seed)
+        alpha = DEFAULT_ALPHA if self.C is None else 1.0 / (X.shape[0] * self.C)
+        self.sgd_ = SGDClassifier(loss="hinge", alpha=alpha, random_state=seed)
+        self.n_random_features_ = int(self.n_components)
         self._chunks = {}
         self._keep = X.shape[0] * int(self.n_components) * 8 <= self.cache_mb * 2**20
 
@@ -89,7 +94,7 @@ class RFFSGDClassifier(BinaryClassifierMixin, Solver):
         return out.reshape(-1, 1)
 
     def record(self) -> dict:
-        return {**super().record(), "n_features": int(self.n_components)}
+        return {**super().record(), "n_features": self.n_random_features_}
 
 
 def _dense(X):
