@@ -6,27 +6,35 @@ BIN    := $(VENV)/bin
 # The LIBSVM/UCI copies staged beside the checkout (CI and developer machines); override freely.
 export KERNELBENCH_MIRROR ?= $(abspath ../shared/datasets)
 
-STAMP   := $(VENV)/.installed
+STAMP   := $(VENV)/.installed-test
+RUN_STAMP := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
 .PHONY: install demo test test-slow bench bench-against figures report reproduce publish clean
 
-install: $(STAMP)
+# install: what `run` needs (no test, tune, Dask or oneDAL packages); the test targets add the extras
+install: $(RUN_STAMP)
+
+$(RUN_STAMP): $(SOURCES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -e .
+	touch $@
 
 $(STAMP): $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -e ".[test]"
-	touch $@
+	touch $@ $(RUN_STAMP)
 
 demo: install
 	$(BIN)/kernelbench run configs/quickstart.yaml
 
-test: install
+test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # the long versions of tests (bigger files, more processes, every fuzz case); CI runs both tiers
-test-slow: install
+test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 bench: install
@@ -34,7 +42,7 @@ bench: install
 
 # the headline configs' time and error, this tree against a revision built beside it: make bench-against REV=v0.3
 REV ?= HEAD
-bench-against: install
+bench-against: $(STAMP)
 	$(BIN)/python scripts/bench_against.py --against $(REV)
 
 figures: install

@@ -27,6 +27,7 @@ class AlgorithmSpec:
     tasks: tuple[str, ...]            # which dataset tasks it accepts: binary, multiclass, regression, semi-supervised
     fixed: dict = field(default_factory=dict)          # parameters the name fixes (r-pegasos: feature_map)
     smoke_params: dict = field(default_factory=dict)   # small, fast settings for tests and --smoke
+    requires: tuple[str, ...] = ()    # optional modules it imports (kernelbench.errors.EXTRAS names their extras)
 
     def estimator_class(self, task: str = "binary") -> type:
         cls = self.regressor if task == "regression" else self.classifier
@@ -84,12 +85,12 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {}
 
 
 def register_algorithm(name, *, description, tasks, classifier=None, regressor=None, fixed=None,
-                       smoke_params=None) -> AlgorithmSpec:
+                       smoke_params=None, requires=()) -> AlgorithmSpec:
     """Register estimator classes under `name` (a module registers what it defines on import)."""
     if name in ALGORITHMS:
         raise RuntimeError(f"algorithm {name!r} registered twice")
     spec = AlgorithmSpec(name, classifier, regressor, description, tuple(tasks), dict(fixed or {}),
-                         dict(smoke_params or {}))
+                         dict(smoke_params or {}), tuple(requires))
     spec.parameters          # classes whose declarations disagree fail here, at import
     ALGORITHMS[name] = spec
     return spec

@@ -4,6 +4,7 @@ Every problem a user can fix (bad config, bad data, missing dataset, bad CLI usa
 `KernelbenchError` subclass; the CLI turns it into a one-paragraph message and exit code 2. Anything
 else is a bug and exits 1 with a traceback.
 """
+import importlib
 
 
 class KernelbenchError(Exception):
@@ -27,3 +28,23 @@ class SolverError(KernelbenchError, ValueError):
 
 class OutputError(KernelbenchError):
     """A results, metadata or cache file could not be written (disk full, permissions, ...)."""
+
+
+class MissingExtraError(KernelbenchError):
+    """An optional dependency a command or algorithm needs is not installed."""
+
+
+# The optional dependencies, each behind an extra of the package: the module a feature imports,
+# and the extra that installs it (pyproject.toml's optional-dependencies).
+EXTRAS = {"optuna": "tune", "sklearnex": "onedal", "distributed": "dask"}
+
+
+def require_extra(module: str, needed_for: str) -> None:
+    """Import `module` (an optional dependency), or raise MissingExtraError naming the extra that
+    installs it. Imported rather than looked up: a package that fails to import is missing too."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        extra = EXTRAS[module]
+        raise MissingExtraError(f"{needed_for} needs {module}, which is not installed: install the "
+                                f"'{extra}' extra, pip install 'kernelbench[{extra}]'") from None

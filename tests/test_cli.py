@@ -685,3 +685,36 @@ def test_main_in_process_exit_codes(tmp_path, data_dir, monkeypatch, capsys):
         main(["datasets", "info", "nosuch"])
     assert exc.value.code == 2
     assert "nosuch" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------ install: optional extras
+
+def _without(module: str, args, tmp_path):
+    """The CLI with `module` unimportable (as in an install without its extra)."""
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            f"from kernelbench.cli import main; main({[str(a) for a in args]!r})")
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=_env(tmp_path / "data"),
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.parametrize("module, extra, args", [
+    ("optuna", "tune", ["tune", "configs/quickstart.yaml"]),
+    ("sklearnex", "onedal", ["run", "configs/quickstart.yaml", "--set", "algorithm={name: libsvm-p}"])])
+def test_a_feature_without_its_extra_exits_2_naming_the_extra(tmp_path, module, extra, args):
+    proc = _without(module, [*args, "--out", tmp_path / "out"], tmp_path)
+    assert proc.returncode == 2, describe(proc)
+    assert f"pip install 'kernelbench[{extra}]'" in proc.stderr and module in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not run_folders(tmp_path / "out")          # refused before any work
+
+
+def test_version_and_choice_options(tmp_path):
+    import kernelbench
+
+    proc = kb("--version", data_dir=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"kernelbench {kernelbench.__version__}"
+    for args, allowed in ((["run", "configs/quickstart.yaml", "--protocol", "heldout"], "'held-out', 'paper'"),
+                          (["reproduce", "dai2015"], "'dai2014'"),
+                          (["datasets", "synth", "susi"], "'susy'")):
+        proc = kb(*args, data_dir=tmp_path)
+        assert proc.returncode == 2 and allowed in proc.stderr, describe(proc)

@@ -20,6 +20,7 @@ from sklearn.svm import SVC, SVR
 from kernelbench._vocab import TASKS
 from kernelbench.params import CACHE_MB, GAMMA, RANDOM_STATE, RBF_ONLY, THREADS, TOL, C, Real, declare, param
 from kernelbench.algorithms import register_algorithm
+from kernelbench.errors import require_extra
 from kernelbench.solvers.base import PerClassDecisionMixin, RegressionMixin, Solver, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
 
@@ -52,6 +53,7 @@ class _ExactSVM(Solver):
     def _estimator_class(self):
         if self.engine == "onedal":
             # optional (x86-64 wheels only): oneDAL's SVC / SVR through scikit-learn-intelex
+            require_extra("sklearnex", "the oneDAL engine (libsvm-p, engine: onedal)")
             from sklearnex.svm import SVC as OneDALSVC
             from sklearnex.svm import SVR as OneDALSVR
             return OneDALSVC if self._is_classifier() else OneDALSVR
@@ -136,4 +138,5 @@ register_algorithm("libsvm", classifier=LibSVMClassifier, regressor=LibSVMRegres
                                "several classes; O(n²) memory and time)")
 register_algorithm("libsvm-p", classifier=ParallelSVMClassifier, regressor=ParallelSVMRegressor, tasks=TASKS,
                    description="Parallel exact kernel SVM standing in for LIBSVM(P) (Gu et al.): oneDAL's "
-                               "SVC / SVR through scikit-learn-intelex on `threads` cores")
+                               "SVC / SVR through scikit-learn-intelex on `threads` cores",
+                   requires=("sklearnex",))

@@ -7,6 +7,7 @@ the experiment layer and the results readers (pandas) take seconds to import, an
 """
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
 from typing import Optional
@@ -14,8 +15,10 @@ from typing import Optional
 import typer
 import yaml
 
+import kernelbench
+
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import PUBLISHED_POINTS
+from kernelbench._vocab import PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
 from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.cli.summaries import print_grid_summary, print_run_summary, print_tune_summary
@@ -23,13 +26,41 @@ from kernelbench.cli.sweep import sweep
 from kernelbench.data.fetch import fetch_file, resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError
+from kernelbench.papers import paper_ids
 
 app = typer.Typer(
     help="Reproduce and extend large-scale kernel learning papers (DSG, UDSG/CDSG, TSGS3VM, "
          "AsyDSSKL, BSGD).",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    no_args_is_help=True, pretty_exceptions_enable=False)
 
 DEFAULT_CONFIG = Path("configs/quickstart.yaml")
+
+
+def _choices(name: str, values) -> type[enum.Enum]:
+    """The allowed values of a choice option: --help lists them, and anything else is a usage error
+    (exit 2) that names them."""
+    return enum.Enum(name, {v: v for v in values}, type=str)
+
+
+Protocol = _choices("Protocol", PROTOCOLS)
+Validation = _choices("Validation", VALIDATIONS)
+Paper = _choices("Paper", paper_ids())
+
+
+def _value(choice):
+    return None if choice is None else choice.value
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"kernelbench {kernelbench.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                          help="print the version and exit")) -> None:
+    """Reproduce and extend large-scale kernel learning papers (DSG, UDSG/CDSG, TSGS3VM, AsyDSSKL, BSGD)."""
 _ARGV: list[str] | None = None      # main(argv)'s arguments, when given (else sys.argv's)
 
 
@@ -106,7 +137,7 @@ def run(
     sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
                                              "dotted key, e.g. --set stop.passes=1 (repeatable)"),
     smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
-    protocol: Optional[str] = typer.Option(None, "--protocol", help="held-out | paper: score the test part, or "
+    protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="score the test part, or "
                                            "Geng et al.'s fold scheme (needs dataset.labeled; overrides `protocol:`)"),
     resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished run of this config under --out"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
@@ -120,7 +151,7 @@ def run(
     from kernelbench.experiment import run_experiment
 
     if protocol is not None:
-        overrides["protocol"] = protocol
+        overrides["protocol"] = protocol.value
     cfg = load_config(config, overrides=overrides)
     if cfg.then and not smoke:   # run scores every grid cell on the test part: it has no stages (a
                                  # smoke run checks the first cell only)
@@ -177,7 +208,8 @@ def tune(
     budget: Optional[str] = typer.Option(None, "--budget", help="time for the search, e.g. 90s, 10m, 1h (overrides tune.budget)"),
     candidates: Optional[int] = typer.Option(None, "--candidates", help="settings to try (overrides tune.candidates)"),
     cv: Optional[int] = typer.Option(None, "--cv", help="validate by this many folds of the training part (sets tune.validation: cv)"),
-    validation: Optional[str] = typer.Option(None, "--validation", help="holdout | cv | paper (overrides tune.validation)"),
+    validation: Optional[Validation] = typer.Option(None, "--validation",
+                                                    help="how the search validates (overrides tune.validation)"),
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
@@ -206,7 +238,7 @@ def tune(
         overrides["cv"] = cv
         overrides["tune.validation"] = "cv"
     if validation is not None:
-        overrides["tune.validation"] = validation
+        overrides["tune.validation"] = validation.value
     cfg = load_config(config, overrides=overrides)
     try:
         path = tune_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
@@ -219,7 +251,7 @@ def tune(
 
 @app.command()
 def reproduce(
-    paper: Optional[str] = typer.Argument(None, help="geng2019, dai2014, gu2018, li2016 or glasmachers2019"),
+    paper: Optional[Paper] = typer.Argument(None, help="the paper's id"),
     list_: bool = typer.Option(False, "--list", help="print the paper × figure/table × dataset × algorithm "
                                                      "matrix and what is runnable here, run nothing"),
     configs: Path = typer.Option(Path("configs"), "--configs", help="folder of the papers' configs"),
@@ -228,7 +260,7 @@ def reproduce(
                                                                 "(the rest: the same command again)"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells of each experiment in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    protocol: Optional[str] = typer.Option(None, "--protocol", help="held-out | paper: for every config with "
+    protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="for every config with "
                                            "dataset.labeled (the others run unchanged)"),
     published_dir: Path = typer.Option(Path("results/published"), "--published", help="published runs (kernelbench "
                                        "publish) that estimate the time of experiments not run under --out"),
@@ -240,11 +272,12 @@ def reproduce(
     from kernelbench.reproduce import matrix
     from kernelbench.reproduce import reproduce as reproduce_paper
 
+    paper, protocol = _value(paper), _value(protocol)
     if list_:
         typer.echo(matrix(paper, configs, out, protocol=protocol, published_dir=published_dir))
         return
     if paper is None:
-        raise ConfigError("name a paper (geng2019, dai2014, gu2018, li2016, glasmachers2019), or use --list")
+        raise ConfigError(f"name a paper ({', '.join(paper_ids())}), or use --list")
     try:
         reproduce_paper(paper, configs_dir=configs, out_dir=out,
                         budget=parse_duration(budget, "--budget") if budget else None,
@@ -309,8 +342,7 @@ def figures(
 
 @app.command()
 def publish(
-    paper: Optional[str] = typer.Argument(None, help="geng2019, dai2014, gu2018, li2016 or glasmachers2019 "
-                                                     "(default: every paper with runs)"),
+    paper: Optional[Paper] = typer.Argument(None, help="the paper's id (default: every paper with runs)"),
     results: Path = typer.Option(Path("results"), "--results", help="folder searched for the run folders"),
     out: Path = typer.Option(Path("results/published"), "--out", help="the published folder (committed)"),
     points: int = typer.Option(PUBLISHED_POINTS, "--points", help="evaluations kept per curve, its first and last "
@@ -332,6 +364,7 @@ def publish(
     from kernelbench.publish import publish as publish_runs
     from kernelbench.reproduce import absent_data, not_run
 
+    paper = _value(paper)
     known = configs.is_dir()
     publish_runs(paper, results_dir=results, out_dir=out, max_points=points, prune=prune,
                  reproduction=reproduction, figures_dir=out / "figures", echo=typer.echo,

@@ -1,10 +1,11 @@
-"""`kernelbench datasets ...`: list, info, fetch, path.
+"""`kernelbench datasets ...`: list, info, fetch, path, synth.
 
 Problems are raised as DataError; the main CLI turns them into a message and exit code 2.
 Progress bars go to stderr and are silent when stderr is not a terminal.
 """
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 
@@ -12,10 +13,13 @@ import typer
 
 from kernelbench.data.fetch import data_dirs, dataset_info, fetch
 from kernelbench.data.registry import dataset_names
-from kernelbench.data.synthetic import SyntheticSpec, write_files
+from kernelbench.data.synthetic import SHAPES, VARIANTS, SyntheticSpec, write_files
+
+Shape = enum.Enum("Shape", {name: name for name in SHAPES}, type=str)     # a usage error names them
 
 datasets_app = typer.Typer(
-    help="Benchmark datasets: list them, show where their files are, download and verify them.",
+    help="Benchmark datasets: list them, show one, download and verify one, show the folders searched, "
+         "write a synthetic replica.",
     no_args_is_help=True,
 )
 
@@ -105,14 +109,15 @@ def path_command() -> None:
 
 @datasets_app.command("synth")
 def synth_command(
-    shape: str = typer.Argument(..., help="susy | higgs | hepmass"),
+    shape: Shape = typer.Argument(..., help="the published set the replica imitates"),
     out: str = typer.Option("replicas", "--out", help="folder the files are written to"),
     n: int = typer.Option(None, "--n", help="training rows (default: the published training size)"),
     n_test: int = typer.Option(None, "--n-test", help="test rows (default: the published test size)"),
     noise: float = typer.Option(None, "--noise", help="label noise = Bayes error (default: per shape)"),
     seed: int = typer.Option(0, "--seed", help="the data's seed"),
-    variant: int = typer.Option(1, "--variant", help="the generator: 1, or 2 (another decision function and "
-                                "noise level, for checking settings on data they were not chosen on)"),
+    variant: int = typer.Option(1, "--variant", min=min(VARIANTS), max=max(VARIANTS),
+                                help="the generator: 1, or 2 or 3 (other decision functions and noise levels, "
+                                     "for checking settings on data they were not chosen on)"),
     defects: int = typer.Option(None, "--defects", help="lines with a value glued to the next index, as "
                                 "in the published SUSY.xz (default: 1 for susy, 0 otherwise)"),
     level: int = typer.Option(1, "--level", help="compression level (xz/gzip); 1 writes fast"),
@@ -120,7 +125,7 @@ def synth_command(
 ) -> None:
     """Write a synthetic replica of SUSY, HIGGS or HEPMASS in the published file format (Bayes error
     known, recorded beside the file): put the folder in $KERNELBENCH_MIRROR to run the papers' configs."""
-    spec = SyntheticSpec(shape=shape, n=n, n_test=n_test, noise=noise, seed=seed,
+    spec = SyntheticSpec(shape=shape.value, n=n, n_test=n_test, noise=noise, seed=seed,
                          variant=variant).resolved()
     paths = write_files(spec, out, defects=defects, progress=not quiet, compress_level=level)
     for p in paths:

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from kernelbench import semisupervised
 from kernelbench._vocab import SEMI_SUPERVISED
 from kernelbench.config import EvaluateConfig, ExperimentConfig, StopConfig
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import KernelbenchError, require_extra
 from kernelbench.results import Run, cell_key, final_rows, read_results
 from kernelbench.solvers.base import BudgetExceededError, DivergenceError, blas_threads, resolve_threads
 
@@ -249,10 +249,8 @@ class _backend:
     def __enter__(self):
         if self.execution.scheduler is None:
             return {"backend": "loky", "inner_max_num_threads": self.per_worker}
-        try:
-            from distributed import Client     # optional: pip install 'kernelbench[dask]'
-        except ImportError:
-            raise KernelbenchError("--scheduler needs Dask: pip install 'kernelbench[dask]'") from None
+        require_extra("distributed", "--scheduler (cells on a Dask cluster)")
+        from distributed import Client     # optional: the dask extra
         try:
             self.client = Client(self.execution.scheduler, timeout="10s")
         except (OSError, TimeoutError) as e:

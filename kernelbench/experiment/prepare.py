@@ -10,7 +10,7 @@ from kernelbench._vocab import SEMI_SUPERVISED
 from kernelbench.config import ExperimentConfig, StopConfig, expand_grid
 from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
 from kernelbench.data.load import classes_task
-from kernelbench.errors import ConfigError, DataError
+from kernelbench.errors import ConfigError, DataError, require_extra
 from kernelbench.estimators import algorithms
 from kernelbench.algorithms import AlgorithmSpec
 
@@ -33,6 +33,8 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     """Resolve the algorithm and load + prepare the dataset; every user error surfaces here,
     before any training."""
     spec = algorithms()[cfg.algorithm.name]
+    for module in spec.requires:            # before any data is read
+        require_extra(module, f"algorithm {spec.name!r}")
     dc = cfg.dataset
     if dc.labeled is not None and SEMI_SUPERVISED not in spec.tasks and not dc.labeled_only:
         raise ConfigError(f"dataset.labeled is for semi-supervised algorithms; {spec.name!r} is "

@@ -45,7 +45,7 @@ import yaml
 
 from kernelbench._io import atomic_write_text
 from kernelbench.config import ExperimentConfig, TagsConfig, TuneConfig, config_to_dict
-from kernelbench.errors import ConfigError, DataError
+from kernelbench.errors import ConfigError, DataError, require_extra
 from kernelbench.results import read_results
 from kernelbench.spaces import inside, optuna_distributions, space_to_dict
 
@@ -69,6 +69,7 @@ CHALLENGER = -2                # the search's best, measured again on the fresh 
 def tune(cfg: ExperimentConfig, *, out_dir="results", quiet=False, command=None, resume=False,
          execution=None) -> Path:
     """Search `cfg`'s space (see the module docstring); returns the run folder."""
+    require_extra("optuna", "`kernelbench tune`")
     refuse_without_test(cfg, "tune")
     execution = execution or Execution()
     execution.show = not quiet and sys.stderr.isatty()
