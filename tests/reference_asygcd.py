@@ -1,4 +1,4 @@
-"""Slow, obvious NumPy references for AsyGCD (tests/test_asygcd.py): sequential greedy coordinate
+"""Slow, obvious NumPy references for AsyGCD (tests/solvers/test_asygcd.py): sequential greedy coordinate
 descent on the no-bias kernel SVM dual, and the dual solved by scipy's L-BFGS-B (exact for the box
 constraints of the no-bias problem)."""
 import numpy as np

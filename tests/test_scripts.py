@@ -77,7 +77,7 @@ def test_a_script_starts(path):
 
 def test_no_test_imports_a_script():
     """Tests run scripts as subprocesses; logic a test needs lives in the package."""
-    for test in sorted((ROOT / "tests").glob("test_*.py")):
+    for test in sorted((ROOT / "tests").rglob("test_*.py")):
         loads = re.findall(r"spec_from_file_location\(([^)]*)\)", test.read_text())
         assert not [args for args in loads if "scripts" in args], test.name
 

@@ -5,7 +5,7 @@
 scikit-learn-intelex) on `threads` cores, standing in for the OpenMP build of LIBSVM that Gu et al.
 (AAAI 2018) time against: the same dual (C, RBF γ, tolerance ε, ε-insensitive SVR), the same
 one-vs-one multi-class scheme; its decision values agree with LIBSVM's to the solver tolerance
-(tests/test_exact_svm.py), and scripts/bench_exact_svm.py measures both side by side.
+(tests/baselines/test_exact_svm.py), and scripts/bench_exact_svm.py measures both side by side.
 
 Classification takes two or more classes (LIBSVM's one-vs-one), regression is ε-SVR. One `run`
 step is the whole solve (to the solver's own tolerance `tol`), so the experiment loop records a single point

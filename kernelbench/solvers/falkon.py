@@ -10,7 +10,7 @@ the Gaussian kernel k(x, c) = exp(−γ‖x − c‖²). Nyström KRR:
     ⇔      H α = K_nMᵀ y,      H = K_nMᵀ K_nM + λ n K_MM.
 
 With M = n this is exact kernel ridge regression, (K + λnI) α = y: scikit-learn's
-KernelRidge(alpha=λn = 1/C) (tests/test_falkon.py checks it).
+KernelRidge(alpha=λn = 1/C) (tests/solvers/test_falkon.py checks it).
 
 The preconditioner (the paper's §3, B = (1/√n) T⁻¹ A⁻¹), as Alg. 1 computes it:
 

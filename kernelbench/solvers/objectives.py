@@ -36,7 +36,7 @@ DIVERGENCE_FACTOR = 1e8
 # (AsyDSSKL: its snapshot's full gradient returns P(w), Alg. 2 line 4): P(w) > OBJECTIVE_GROWTH_FACTOR
 # · max(1, P(0)) counts as divergence. A converging run never raises P above its start P(0) by much;
 # 1e4 leaves room for the noisy first outer loops of a large step, yet stops a blow-up within a few
-# snapshots (tests/test_asydsskl.py).
+# snapshots (tests/solvers/test_asydsskl.py).
 OBJECTIVE_GROWTH_FACTOR = 1e4
 
 

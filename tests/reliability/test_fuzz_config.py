@@ -1,4 +1,4 @@
-"""Config fuzzing beyond tests/test_config.py's property: the real algorithms and the
+"""Config fuzzing beyond tests/config/test_config.py's property: the real algorithms and the
 real dataset registry, every shipped config as a starting point, containers (lists, mappings) in
 place of scalars and scalars in place of whole sections, zero / negative sizes, absurd values,
 and the YAML path (`load_config`). Every mutation validates or is a ConfigError; via the CLI,

@@ -22,7 +22,7 @@ from kernelbench._vocab import ROLES
 from kernelbench.config import load_config
 from kernelbench.papers import paper_ids
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs").glob("*.y*ml"))
 UNTAGGED = {"quickstart"}          # the offline demo: no paper's experiment
 VARIANT = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")

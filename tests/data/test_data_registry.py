@@ -171,7 +171,7 @@ def test_sets_without_a_download_are_listed_and_fail_saying_why(name, why, tmp_p
     out = _invoke("fetch", name)
     assert isinstance(out.exception, DataError)
     assert "cannot be fetched" in str(out.exception) and why in str(out.exception)
-    config = Path(__file__).resolve().parents[1] / "configs" / f"{name}_dsg_dai2014.yaml"
+    config = Path(__file__).resolve().parents[2] / "configs" / f"{name}_dsg_dai2014.yaml"
     proc = subprocess.run([sys.executable, "-m", "kernelbench.cli", "run", str(config), "--out",
                            str(tmp_path / "out"), "--quiet"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr[-2000:]

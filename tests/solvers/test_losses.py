@@ -205,7 +205,7 @@ def test_softmax_curvature_bounds_hessian():
 
 
 # ---- unlabeled losses (Geng et al. 2019, Table 2) -------------------------------------------------
-# (their values and derivatives against Table 2: tests/test_tsgs3vm.py)
+# (their values and derivatives against Table 2: tests/solvers/test_tsgs3vm.py)
 def test_unknown_unlabeled_loss():
     with pytest.raises(ValueError, match="unlabeled loss must be one of"):
         unlabeled_loss_values("hinge", [0.0])

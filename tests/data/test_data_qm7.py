@@ -18,7 +18,7 @@ from kernelbench.data import load_dataset
 from kernelbench.data.registry import load_registry
 from kernelbench.errors import DataError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N = load_registry()["qm7"].files["train"].n            # 7165 in the published file
 
 

@@ -29,7 +29,7 @@ from kernelbench.estimators import algorithms
 from kernelbench.results import RunRecord, final_rows, read_results, run_folders
 from kernelbench.solvers.kernels import median_gamma
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _data(n=1500, seed=0):

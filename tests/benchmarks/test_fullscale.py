@@ -22,7 +22,7 @@ from kernelbench.data import load_dataset
 from kernelbench.data.synthetic import SHAPES, SyntheticSpec, decision, generate, write_files
 from kernelbench.errors import DataError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N, N_TEST = 3000, 500
 
 
