@@ -110,7 +110,7 @@ def test_cli_list_and_errors(configs, tmp_path):
     listed = cli("reproduce", "--list", "dai2014", "--configs", str(configs), "--out", str(tmp_path / "r"))
     assert listed.returncode == 0 and "synthetic_dsg_a.yaml" in listed.stdout
     unknown = cli("reproduce", "dai2015", "--configs", str(configs))
-    assert unknown.returncode == 2 and "unknown paper 'dai2015'" in unknown.stderr
+    assert unknown.returncode == 2 and "'dai2015' is not one of" in unknown.stderr and "'dai2014'" in unknown.stderr
     missing = cli("reproduce", "dai2014", "--configs", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "--configs" in missing.stderr
 

@@ -196,7 +196,8 @@ BASE = {"dataset": {"name": "digits86", "test": 0.3}, "algorithm": {"name": "tsg
 @pytest.mark.parametrize("config, args, message", [
     ({**BASE, "protocol": "paper"}, [], "needs dataset.labeled"),
     ({**BASE, "dataset": {**BASE["dataset"], "labeled": 20}, "protocol": "papers"}, [], "held-out, paper"),
-    ({**BASE, "dataset": {**BASE["dataset"], "labeled": 20}}, ["--protocol", "crossval"], "held-out, paper"),
+    # the option's choices: a usage error naming them
+    ({**BASE, "dataset": {**BASE["dataset"], "labeled": 20}}, ["--protocol", "crossval"], "'held-out', 'paper'"),
     (BASE, ["--protocol", "paper"], "needs dataset.labeled"),
 ])
 def test_bad_protocol_exits_2(tmp_path, capsys, config, args, message):
