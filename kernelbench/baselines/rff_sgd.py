@@ -20,7 +20,7 @@ from sklearn.linear_model import SGDClassifier
 
 from kernelbench.params import C, GAMMA, NONE, PASSES, POSITIVE, RANDOM_STATE, THREADS, Integer, declare, param
 from kernelbench.algorithms import register_algorithm
-from kernelbench.solvers.base import BinaryClassifierMixin, Solver, blas_threads, not_offered, resolve_threads
+from kernelbench.solvers.base import BinaryClassifierMixin, Solver, as_dense, blas_threads, not_offered, resolve_threads
 from kernelbench.solvers.kernels import resolve_gamma
 
 PREDICT_ROWS = 50_000             # rows transformed at a time when predicting (bounded memory)
@@ -89,16 +89,12 @@ class RFFSGDClassifier(BinaryClassifierMixin, Solver):
         out = np.empty(X.shape[0])
         with blas_threads(resolve_threads(self.threads)):
             for r0 in range(0, X.shape[0], PREDICT_ROWS):
-                Z = self.map_.transform(np.asarray(_dense(X[r0:r0 + PREDICT_ROWS]), dtype=np.float64))
+                Z = self.map_.transform(as_dense(X[r0:r0 + PREDICT_ROWS], np.float64))
                 out[r0:r0 + PREDICT_ROWS] = self.sgd_.decision_function(Z)
         return out.reshape(-1, 1)
 
     def record(self) -> dict:
         return {**super().record(), "n_features": self.n_random_features_}
-
-
-def _dense(X):
-    return X.toarray() if hasattr(X, "toarray") else X
 
 
 register_algorithm(
