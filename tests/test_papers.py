@@ -13,12 +13,13 @@ from kernelbench import papers
 from kernelbench.data.registry import dataset_names
 from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
-from kernelbench.papers import PAPERS, Difference, Published, get_paper, load_paper, paper_ids
+from kernelbench.papers import CLAIM_METRICS, PAPERS, Claim, ClaimTest, Published, Selector, get_paper, load_paper, paper_ids
 from kernelbench.report import metric_known
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = Path(papers.__file__).parent
 SHARED_PAPERS = ROOT.parent / "shared" / "papers"
+QUOTE_LINES = 3         # how far from its `line` a claim's quote may start
 CANONICAL = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
 ENTRIES = [e for paper in PAPERS.values() for e in paper.published]
 
@@ -105,11 +106,36 @@ not_tabulated: null
 needs:
   nn: a neural net
 differences:
-  split: {kind: protocol, why: "another split, measured"}
+  split: "another split, measured"
 published:
-  - {where: Table 1, dataset: a9a, algorithm: dsg, differs: split, metric: test_error, value: 15.3}
+  - {where: Table 1, dataset: a9a, algorithm: dsg, known_difference: split, metric: test_error, value: 15.3}
   - {where: Table 1, dataset: a9a, algorithm: dsg, params: {loss: hinge}, metric: test_error, value: 15,
-     std: 0.2, figure: table1, panel: "(1)", tolerance: null, bound: max, needs: nn, note: a note}
+     std: 0.2, figure: table1, panel: "(1)", tolerance: null, bound: max, needs: nn, note: a note,
+     stand_in: a stand-in}
+claims:
+  - id: cdsg-beats-dsg
+    where: §5.1, Fig. 1
+    line: 412
+    quote: "CDSG outperforms DSG"
+    on: [a9a, covtype_subset20k, ijcnn1]
+    quantifier: most
+    figure: fig1
+    stand_in: {covtype_subset20k: "a 20k-row subset"}
+    floor: {ijcnn1: 9.5}
+    test: {kind: order, metric: objective, a: cdsg, b: [dsg, {algorithm: udsg, params: {loss: hinge}}],
+           direction: lower, at: "seconds:libsvm", per: n_train}
+  - id: as-accurate
+    where: §5.2
+    line: 420
+    quote: "as accurate as"
+    on: [a9a]
+    test: {kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: "Table 2 stds"}
+  - id: needs-a-net
+    where: §5.3
+    line: 430
+    quote: "comparable with neural nets"
+    on: []
+    needs: a neural-net comparator
 """
 
 
@@ -123,14 +149,67 @@ def test_a_well_formed_file_gives_typed_entries(tmp_path):
     paper = load_paper(write(tmp_path, GOOD))
     first, second = paper.published
     assert first == Published("some2020", "Table 1", "a9a", "dsg", "test_error", 15.3,
-                              differs=Difference("protocol", "another split, measured"))
+                              known_difference="another split, measured")
     assert asdict(second) == {"paper": "some2020", "where": "Table 1", "dataset": "a9a", "algorithm": "dsg",
                               "metric": "test_error", "value": 15.0, "std": 0.2, "params": {"loss": "hinge"},
                               "note": "a note", "figure": "table1", "panel": "(1)", "needs": "a neural net",
-                              "tolerance": None, "bound": "max", "differs": None}
+                              "tolerance": None, "bound": "max", "known_difference": "",
+                              "stand_in": "a stand-in"}
     assert isinstance(second.value, float) and paper.sweeps[0].command == "kernelbench sweep configs/x.yaml --over trials=2"
     with pytest.raises(AttributeError):
         paper.name = "other"                                                  # frozen
+
+
+def test_claims_are_typed_with_their_test_and_a_paper_without_claims_has_none(tmp_path):
+    paper = load_paper(write(tmp_path, GOOD))
+    first, similar, needs = paper.claims
+    assert first == Claim(
+        paper="some2020", id="cdsg-beats-dsg", where="§5.1, Fig. 1", line=412, quote="CDSG outperforms DSG",
+        on=("a9a", "covtype_subset20k", "ijcnn1"), quantifier="most", figure="fig1",
+        stand_in={"covtype_subset20k": "a 20k-row subset"}, floor={"ijcnn1": 9.5},
+        test=ClaimTest("order", "objective", Selector("cdsg"), (Selector("dsg"), Selector("udsg", {"loss": "hinge"})),
+                       direction="lower", at="seconds:libsvm", per="n_train"))
+    assert similar.quantifier == "all" and similar.test.at == "final" and similar.test.b == (Selector("dsg"),)
+    assert similar.test.margin == 1.0 and similar.test.margin_why == "Table 2 stds"
+    assert needs.test is None and needs.needs == "a neural-net comparator"
+    assert load_paper(write(tmp_path, GOOD[:GOOD.index("claims:")])).claims == ()
+
+
+def test_every_claim_metric_is_a_results_column():
+    from kernelbench.results.schema import COLUMNS
+    assert set(CLAIM_METRICS) - {"test_accuracy"} <= set(COLUMNS)
+
+
+def test_a_claim_names_registered_sets_and_algorithms():
+    known_algorithms, known_sets = set(algorithms()), set(dataset_names())
+    for paper in PAPERS.values():
+        for c in paper.claims:
+            assert set(c.on) <= known_sets, (paper.id, c.id, set(c.on) - known_sets)
+            if c.test is not None and c.needs is None:
+                named = {s.algorithm for s in (c.test.a, *c.test.b)} | (
+                    {c.test.at.partition(":")[2]} - {""} if c.test.at.startswith("seconds:") else set())
+                named = {n for n in named if not n.replace(".", "", 1).isdigit()}
+                assert named <= known_algorithms, (paper.id, c.id, named - known_algorithms)
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
+def test_every_claims_quote_is_in_the_papers_text_at_its_line():
+    """Verbatim (whitespace-normalised, case-sensitive), starting within QUOTE_LINES lines of `line`."""
+    for paper in PAPERS.values():
+        lines = (SHARED_PAPERS / paper.text).read_text(encoding="utf-8").splitlines()
+        for c in paper.claims:
+            start = max(0, c.line - 1 - QUOTE_LINES)
+            # the quote may run on past the window; it must start inside it
+            head = _normalised(" ".join(lines[start:c.line + QUOTE_LINES]))
+            text = _normalised(" ".join(lines[start:]))
+            at = text.find(_normalised(c.quote))
+            assert 0 <= at <= len(head), (
+                f"{paper.id}: claim {c.id}: quote not found within {QUOTE_LINES} lines of line {c.line} of "
+                f"{paper.text}: {c.quote[:80]!r}")
 
 
 @pytest.mark.parametrize("old, new, message", [
@@ -144,10 +223,31 @@ def test_a_well_formed_file_gives_typed_entries(tmp_path):
     ("bound: max", "bound: most", r"published\[1\] .*\.bound: expected max, min or null"),
     ("tolerance: null", "tolerance: -1", r"published\[1\] .*\.tolerance: expected a number ≥ 0"),
     ("needs: nn", "needs: neural net", r"published\[1\] .*\.needs: expected one of the file's `needs` \(nn\)"),
-    ("differs: split,", "differs: spilt,", r"published\[0\] .*\.differs: expected one of the file's `differences` "
-                                           r"\(split\)"),
-    ("kind: protocol", "kind: taste", r"differences\.split\.kind: expected one of protocol, stand-in data, claim "),
-    ("why: \"another split, measured\"}", "because: x}", r"differences\.split: unknown key 'because'"),
+    ("known_difference: split,", "known_difference: spilt,",
+     r"published\[0\] .*\.known_difference: expected one of the file's `differences` \(split\)"),
+    ("split: \"another split, measured\"", "split: {kind: protocol}", r"differences\.split: expected non-empty text"),
+    ("stand_in: a stand-in", "stand_in: [x]", r"published\[1\] .*\.stand_in: expected non-empty text"),
+    # claims: the file, the claim (its index and id) and what is wrong
+    ("    quantifier: most\n", "    quantifier: many\n", r"claims\[0\] \(cdsg-beats-dsg\)\.quantifier: expected all or most"),
+    ("    figure: fig1\n    stand", "    figur: fig1\n    stand", r"claims\[0\] \(cdsg-beats-dsg\): unknown key 'figur'"),
+    ("    line: 412\n", "", r"claims\[0\] \(cdsg-beats-dsg\): missing line"),
+    ("    line: 412\n", "    line: 0\n", r"claims\[0\] .*\.line: expected an integer ≥ 1, got int 0"),
+    ("id: as-accurate", "id: As_Accurate", r"claims\[1\] \(As_Accurate\)\.id: expected kebab-case"),
+    ("id: as-accurate", "id: cdsg-beats-dsg", r"claims\[1\] \(cdsg-beats-dsg\): the id is already taken"),
+    ("{covtype_subset20k: \"a 20k-row subset\"}", "{covtype: x}",
+     r"claims\[0\] .*\.stand_in: 'covtype' is not one of the claim's sets \(on: a9a, covtype_subset20k, ijcnn1\)"),
+    ("{ijcnn1: 9.5}", "{ijcnn1: low}", r"claims\[0\] .*\.floor\.ijcnn1: expected a number, got str"),
+    ("kind: order", "kind: before", r"claims\[0\] .*\.test\.kind: expected one of order, similar, ratio, speedup, growth"),
+    ("direction: lower", "direction: down", r"claims\[0\] .*\.test\.direction: expected lower or higher"),
+    ("metric: objective", "metric: objectiv", r"claims\[0\] .*\.test\.metric: unknown metric 'objectiv'"),
+    ("at: \"seconds:libsvm\"", "at: later", r"claims\[0\] .*\.test\.at: expected final, seconds:<s> or seconds:<al"),
+    ("at: \"seconds:libsvm\"", "at: \"seconds:-3\"", r"claims\[0\] .*\.test\.at: expected seconds above 0"),
+    ("per: n_train", "per: n_test", r"claims\[0\] .*\.test\.per: expected n_train or null"),
+    ("{algorithm: udsg, params: {loss: hinge}}", "{algo: udsg}", r"claims\[0\] .*\.test\.b\[1\]: unknown key 'algo'"),
+    (", margin_why: \"Table 2 stds\"", "", r"claims\[1\] \(as-accurate\)\.test: a similar test needs margin_why"),
+    ("margin: 1.0", "margin: 1.0, at_least: 2", r"claims\[1\] .*\.test: 'at_least' is not a key of a similar test"),
+    ("    needs: a neural-net comparator\n", "", r"claims\[2\] \(needs-a-net\): missing test; a claim without a test"),
+    ("    on: [a9a]\n", "    on: []\n", r"claims\[1\] \(as-accurate\)\.on: expected at least one set"),
     ("figure: table1", "figure: 1", r"published\[1\] .*\.figure: expected non-empty text, got int"),
     ("note: a note", "note: [a, note]", r"published\[1\] .*\.note: expected text, got list"),
     ("  - {where: Table 1, dataset", "  - [where, Table 1]\n  - {where: Table 1, dataset",

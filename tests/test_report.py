@@ -182,7 +182,7 @@ def test_claims_get_a_status_and_curves_are_read_at_the_exact_solvers_time(tmp_p
     far.finish()
     _, table = build_report([tmp_path / "far"], paper="li2016")
     assert row("libsvm", "train_error")["status"] == "differs (within ±1)"
-    assert "claims:" in markdown and "not reproducible here" in markdown
+    assert "published numbers:" in markdown and "not reproducible here" in markdown
 
 
 def test_the_values_resolved_at_fit_are_shown_for_each_claim(tmp_path):

@@ -13,11 +13,14 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
     not_tabulated   what the paper shows without a number to compare against, or null
     needs           (optional) short names for what entries that are not reproducible here would
                     take; an entry's `needs` names one of them
-    differences     (optional) short names for why ours differs from published values where that is
-                    no defect of ours: {kind (DIFFERENCE_KINDS), why (with the measurement)}; an
-                    entry's `differs` names one of them
-    published       every published value, one mapping per entry: the fields of `Published`
+    differences     (optional) short names for a known explanation of why ours may differ from
+                    published numbers (text, with the measurement); an entry's `known_difference`
+                    names one of them. It is shown beside a row that differs, never as its verdict
+    published       every published number, one mapping per entry: the fields of `Published`
                     (without `paper`, which is the file's id) that differ from their defaults
+    claims          (optional) the paper's conclusions drawn from its experiments, one mapping per
+                    claim: the fields of `Claim`, its `test` those of `ClaimTest` (the report
+                    computes each claim's verdict from the runs: kernelbench.report.verdicts)
 
 The files are read on first use (`PAPERS`, `get_paper`), not at import; `paper_ids()` only lists
 them. This module imports nothing from kernelbench but kernelbench.errors: the config layer imports
@@ -34,9 +37,8 @@ import yaml
 
 from kernelbench.errors import ConfigError
 
-__all__ = ["DIFFERENCE_KINDS", "ORDER", "PAPERS", "Citation", "Difference", "Paper", "Published", "Sweep",
-           "get_paper", "load_paper",
-           "load_papers", "paper_ids"]
+__all__ = ["CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
+           "Sweep", "get_paper", "load_paper", "load_papers", "paper_ids"]
 
 FOLDER = Path(__file__).parent
 # The order papers are listed in (that of the index of ../shared/papers); a paper file whose id is
@@ -52,20 +54,6 @@ class Citation:
     title: str
     venue: str
     year: int
-
-
-# What a known difference between ours and a published value is, when it is not our defect (those
-# are fixed, not explained): the paper's protocol could not be followed, our data stands in for the
-# paper's, or the claim was checked (same objective, same data, settings searched on the training
-# part) and does not hold here.
-DIFFERENCE_KINDS = ("protocol", "stand-in data", "claim does not hold here")
-
-
-@dataclass(frozen=True)
-class Difference:
-    """Why ours may differ from a published value, with the measurement that shows it."""
-    kind: str                   # one of DIFFERENCE_KINDS
-    why: str
 
 
 @dataclass(frozen=True)
@@ -96,10 +84,76 @@ class Published:
     figure: str | None = None   # the runs' tags.figure, when the entry is about one figure's runs
     panel: str | None = None    # the runs' tags.panel, when one figure has two panels on one dataset
     needs: str = ""             # set: not reproducible here; what it needs
-    differs: Difference | None = None   # set: why ours differs, when it does (the file's `differences`)
+    known_difference: str = ""  # set: a known explanation, shown beside the row only when it differs
+                                # (the file's `differences`); never the verdict itself
+    stand_in: str = ""          # set: our dataset stands in for the paper's; why (the verdict says so)
     tolerance: float | str | None = "default"   # reproduced when |ours − value| ≤ this ("default": the
                                                 # report's default for the metric); None: not judged (timings)
     bound: str | None = None    # "max": the claim is ours ≤ value (+ tolerance); "min": ours ≥ value
+
+
+# The kinds of a claim's test (ClaimTest.kind) and what each compares:
+#   order    a's mean lies below (direction lower) or above (higher) every b's mean
+#   similar  |mean a − mean b| ≤ margin for every b (margin_why says where the margin comes from)
+#   ratio    mean b / mean a ≥ at_least for every b (a is faster, or smaller, by that factor)
+#   speedup  time at threads[0] / time at k ≥ at_least · k for every other k of `threads`
+#   growth   the log-log slope of the metric against the training size is ≤ at_most
+CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth")
+# The numbers a claim may compare: columns of results.csv's final rows (errors in percent),
+# test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent)
+CLAIM_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
+                 "objective", "train_seconds", "predict_seconds", "n_support_vectors")
+QUANTIFIERS = ("all", "most")
+DIRECTIONS = ("lower", "higher")
+
+
+@dataclass(frozen=True)
+class Selector:
+    """The runs of one compared method: an algorithm, and the params its rows must carry."""
+    algorithm: str
+    params: dict = field(default_factory=dict)
+
+    def __hash__(self):                 # a key of the report's means per compared method
+        return hash((self.algorithm, tuple(sorted((k, repr(v)) for k, v in self.params.items()))))
+
+    def __str__(self) -> str:
+        if not self.params:
+            return self.algorithm
+        return f"{self.algorithm} ({', '.join(f'{k}={v}' for k, v in self.params.items())})"
+
+
+@dataclass(frozen=True)
+class ClaimTest:
+    """A claim's operational test, stated before any run (CLAIM_TESTS says what each kind compares)."""
+    kind: str
+    metric: str
+    a: Selector
+    b: tuple[Selector, ...] = ()
+    direction: str | None = None        # order
+    at: str = "final"                   # order, similar: final | seconds:<s> | seconds:<algorithm>
+    per: str | None = None              # order, similar, ratio: n_train (at every training size)
+    margin: float | None = None         # similar
+    margin_why: str = ""                # similar
+    at_least: float | None = None       # ratio, speedup
+    threads: tuple[int, ...] = ()       # speedup
+    at_most: float | None = None        # growth
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A conclusion the paper draws from an experiment, where it says so, and how it is tested."""
+    paper: str                          # the paper's id
+    id: str
+    where: str
+    line: int                           # 1-based line of the paper's text file where the quote starts
+    quote: str                          # verbatim (whitespace-normalised) from the paper's text
+    on: tuple[str, ...]                 # our registry datasets the test runs on
+    quantifier: str = "all"             # all | most (more than half of the sets tested)
+    figure: str | None = None           # only runs tagged with this figure
+    stand_in: dict = field(default_factory=dict)    # {set of `on`: why it stands in for the paper's data}
+    floor: dict = field(default_factory=dict)       # {set of `on`: the constant classifier's test error, %}
+    needs: str | None = None            # set: not testable here; what is missing
+    test: ClaimTest | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +166,7 @@ class Paper:
     sweeps: tuple[Sweep, ...] = ()
     not_tabulated: str | None = None
     published: tuple[Published, ...] = ()
+    claims: tuple[Claim, ...] = ()
 
 
 def paper_ids() -> tuple[str, ...]:
@@ -144,7 +199,7 @@ def __getattr__(name):
 
 _PAPER_KEYS = {"id": True, "name": True, "citation": True, "text": True, "figure_prefix": True,
                "sweeps": True, "not_tabulated": True, "needs": False, "differences": False,
-               "published": True}   # key: required
+               "published": True, "claims": False}   # key: required
 _CITATION_KEYS = ("authors", "title", "venue", "year")
 _SWEEP_KEYS = ("figure", "command")
 _ENTRY_KEYS = tuple(f.name for f in fields(Published) if f.name != "paper")
@@ -249,20 +304,24 @@ def load_paper(path) -> Paper:
     for key, why in needs.items():
         _text(check, f"needs.{key}", why)
 
-    differences = {}
-    for key, known in _mapping(check, "differences", data.get("differences") or {}).items():
-        known = _mapping(check, f"differences.{key}", known, ("kind", "why"), ("kind", "why"))
-        if known["kind"] not in DIFFERENCE_KINDS:
-            check.fail(f"differences.{key}.kind", f"expected one of {', '.join(DIFFERENCE_KINDS)}, "
-                                                  f"got {_show(known['kind'])}")
-        differences[key] = Difference(known["kind"], _text(check, f"differences.{key}.why", known["why"]))
+    differences = _mapping(check, "differences", data.get("differences") or {})
+    for key, why in differences.items():
+        _text(check, f"differences.{key}", why)
 
     published = tuple(_entry(check, paper_id, i, entry, needs, differences)
                       for i, entry in enumerate(_list(check, "published", data["published"])))
+    claims = tuple(_claim(check, paper_id, i, claim)
+                   for i, claim in enumerate(_list(check, "claims", data.get("claims") or [])))
+    seen = set()
+    for i, claim in enumerate(claims):
+        if claim.id in seen:
+            check.fail(f"claims[{i}] ({claim.id})", "the id is already taken by an earlier claim; ids are unique "
+                                                    "within the paper")
+        seen.add(claim.id)
     return Paper(id=paper_id, name=_text(check, "name", data["name"]), citation=citation,
                  text=_text(check, "text", data["text"]), figure_prefix=prefix, sweeps=tuple(sweeps),
                  not_tabulated=_optional_text(check, "not_tabulated", data["not_tabulated"]),
-                 published=published)
+                 published=published, claims=claims)
 
 
 def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differences: dict) -> Published:
@@ -288,7 +347,9 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
     for key in ("figure", "panel"):
         if key in entry:
             values[key] = _optional_text(check, f"{where}.{key}", entry[key])
-    for field_name, file_key, named in (("needs", "needs", needs), ("differs", "differences", differences)):
+    if "stand_in" in entry:
+        values["stand_in"] = _text(check, f"{where}.stand_in", entry["stand_in"])
+    for field_name, file_key, named in (("needs", "needs", needs), ("known_difference", "differences", differences)):
         if field_name in entry:         # a short name of the file's mapping, replaced by what it names
             key = entry[field_name]
             if not isinstance(key, str) or key not in named:
@@ -308,3 +369,153 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
             check.fail(f"{where}.bound", f"expected max, min or null, got {_show(entry['bound'])}")
         values["bound"] = entry["bound"]
     return Published(paper=paper_id, **values)
+
+
+# ---- claims ----
+
+_CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "on": True, "quantifier": False,
+               "figure": False, "stand_in": False, "floor": False, "needs": False, "test": False}  # key: required
+# Per test kind: its required keys, then the optional ones (besides `kind`)
+_TEST_KEYS = {
+    "order": (("metric", "a", "b", "direction"), ("at", "per")),
+    "similar": (("metric", "a", "b", "margin", "margin_why"), ("at", "per")),
+    "ratio": (("metric", "a", "b", "at_least"), ("per",)),
+    "speedup": (("metric", "a", "threads", "at_least"), ()),
+    "growth": (("metric", "a", "at_most"), ()),
+}
+_ID_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def _integer(check: _File, where: str, value, *, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        check.fail(where, f"expected an integer ≥ {least}, got {_show(value)}")
+    return value
+
+
+def _selector(check: _File, where: str, value) -> Selector:
+    """An algorithm name, or {algorithm: name, params: {k: v}}."""
+    if isinstance(value, str):
+        return Selector(_text(check, where, value))
+    if not isinstance(value, dict):
+        check.fail(where, f"expected an algorithm name or {{algorithm: name, params: {{k: v}}}}, got {_show(value)}")
+    value = _mapping(check, where, value, ("algorithm", "params"), ("algorithm",))
+    params = _mapping(check, f"{where}.params", value.get("params") or {})
+    for key, item in params.items():
+        if not isinstance(key, str) or not isinstance(item, (str, int, float, bool)):
+            check.fail(f"{where}.params", f"expected names with a number, text or true/false each, "
+                                          f"got {key!r}: {_show(item)}")
+    return Selector(_text(check, f"{where}.algorithm", value["algorithm"]), dict(params))
+
+
+def _claim_metric(check: _File, where: str, value) -> str:
+    metric = _text(check, where, value)
+    kind, _, name = metric.partition(":")
+    if metric in CLAIM_METRICS or (kind in ("counter", "counter%") and name):
+        return metric
+    check.fail(where, f"unknown metric {metric!r}; the metrics are {', '.join(CLAIM_METRICS)}, "
+                      "counter:<name> and counter%:<name>")
+
+
+def _claim_at(check: _File, where: str, value) -> str:
+    """final | seconds:<s> (s > 0) | seconds:<algorithm>."""
+    text = _text(check, where, value)
+    kind, _, limit = text.partition(":")
+    if text == "final" or (kind == "seconds" and limit.strip()):
+        try:
+            if kind == "seconds" and not float(limit) > 0:
+                check.fail(where, f"expected seconds above 0, got {limit!r}")
+        except ValueError:          # an algorithm's name: within that algorithm's mean training time
+            pass
+        return text
+    check.fail(where, f"expected final, seconds:<s> or seconds:<algorithm>, got {_show(value)}")
+
+
+def _claim_test(check: _File, where: str, value) -> ClaimTest:
+    value = _mapping(check, where, value)
+    kind = value.get("kind")
+    if kind not in _TEST_KEYS:
+        check.fail(f"{where}.kind", f"expected one of {', '.join(CLAIM_TESTS)}, got {_show(kind)}")
+    required, optional = _TEST_KEYS[kind]
+    allowed = ("kind", *required, *optional)
+    unknown = [k for k in value if k not in allowed]
+    if unknown:
+        check.fail(where, f"{unknown[0]!r} is not a key of a {kind} test; its keys are {', '.join(allowed)}")
+    missing = [k for k in required if k not in value]
+    if missing:
+        check.fail(where, f"a {kind} test needs {', '.join(missing)}")
+    values = {"kind": kind, "metric": _claim_metric(check, f"{where}.metric", value["metric"]),
+              "a": _selector(check, f"{where}.a", value["a"])}
+    if "b" in value:
+        others = value["b"] if isinstance(value["b"], list) else [value["b"]]
+        if not others:
+            check.fail(f"{where}.b", "expected at least one method to compare with")
+        values["b"] = tuple(_selector(check, f"{where}.b[{i}]", x) for i, x in enumerate(others))
+    if "direction" in value:
+        if value["direction"] not in DIRECTIONS:
+            check.fail(f"{where}.direction", f"expected lower or higher, got {_show(value['direction'])}")
+        values["direction"] = value["direction"]
+    if value.get("at") is not None:
+        values["at"] = _claim_at(check, f"{where}.at", value["at"])
+    if value.get("per") is not None:
+        if value["per"] != "n_train":
+            check.fail(f"{where}.per", f"expected n_train or null, got {_show(value['per'])}")
+        values["per"] = "n_train"
+    for key in ("margin", "at_least", "at_most"):
+        if key in value:
+            number = _number(check, f"{where}.{key}", value[key])
+            if number < 0 or (key != "margin" and number == 0):
+                check.fail(f"{where}.{key}", f"expected a number above 0, got {_show(value[key])}")
+            values[key] = number
+    if "margin_why" in value:
+        values["margin_why"] = _text(check, f"{where}.margin_why", value["margin_why"])
+    if "threads" in value:
+        threads = _list(check, f"{where}.threads", value["threads"])
+        threads = tuple(_integer(check, f"{where}.threads[{i}]", t, least=1) for i, t in enumerate(threads))
+        if len(threads) < 2 or len(set(threads)) != len(threads):
+            check.fail(f"{where}.threads", f"expected two or more different thread counts (the first the base), "
+                                           f"got {list(threads)}")
+        values["threads"] = threads
+    return ClaimTest(**values)
+
+
+def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
+    where = f"claims[{index}]"
+    if isinstance(claim, dict) and isinstance(claim.get("id"), str):
+        where += f" ({claim['id']})"
+    if isinstance(claim, dict) and True in claim and "on" not in claim:
+        # YAML 1.1 (PyYAML's safe loader) reads the plain key `on` as the boolean true
+        claim = {("on" if k is True else k): v for k, v in claim.items()}
+    claim = _mapping(check, where, claim, tuple(_CLAIM_KEYS), [k for k, required in _CLAIM_KEYS.items() if required])
+    claim_id = _text(check, f"{where}.id", claim["id"])
+    if not set(claim_id) <= _ID_CHARS:
+        check.fail(f"{where}.id", f"expected kebab-case (lower-case letters, digits and -), got {claim_id!r}")
+    values = {"id": claim_id, "where": _text(check, f"{where}.where", claim["where"]),
+              "line": _integer(check, f"{where}.line", claim["line"], least=1),
+              "quote": _text(check, f"{where}.quote", claim["quote"])}
+    on = _list(check, f"{where}.on", claim["on"])
+    values["on"] = tuple(_text(check, f"{where}.on[{i}]", name) for i, name in enumerate(on))
+    if len(set(values["on"])) != len(values["on"]):
+        check.fail(f"{where}.on", f"names a set twice: {list(values['on'])}")
+    if claim.get("quantifier") is not None:
+        if claim["quantifier"] not in QUANTIFIERS:
+            check.fail(f"{where}.quantifier", f"expected all or most, got {_show(claim['quantifier'])}")
+        values["quantifier"] = claim["quantifier"]
+    if claim.get("figure") is not None:
+        values["figure"] = _text(check, f"{where}.figure", claim["figure"])
+    for key, read in (("stand_in", _text), ("floor", _number)):
+        named = _mapping(check, f"{where}.{key}", claim.get(key) or {})
+        for name, item in named.items():
+            if name not in values["on"]:
+                check.fail(f"{where}.{key}", f"{name!r} is not one of the claim's sets (on: "
+                                             f"{', '.join(values['on']) or 'none'})")
+            read(check, f"{where}.{key}.{name}", item)
+        values[key] = {name: (float(item) if key == "floor" else item) for name, item in named.items()}
+    if claim.get("needs") is not None:
+        values["needs"] = _text(check, f"{where}.needs", claim["needs"])
+    if claim.get("test") is not None:
+        values["test"] = _claim_test(check, f"{where}.test", claim["test"])
+    elif values.get("needs") is None:
+        check.fail(where, "missing test; a claim without a test must say what testing it needs (needs: ...)")
+    if values.get("test") is not None and values.get("needs") is None and not values["on"]:
+        check.fail(f"{where}.on", "expected at least one set to test the claim on")
+    return Claim(paper=paper_id, **values)

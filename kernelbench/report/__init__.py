@@ -1,25 +1,28 @@
-"""`kernelbench report`: our measured numbers next to the papers' published ones.
+"""`kernelbench report`: our measured numbers and the papers' conclusions next to the papers'.
 
-The published values are data: each paper's file in kernelbench/papers (typed in from the papers'
-texts under ../shared/papers). claims.py builds the table of every published value next to ours,
-with its status; reproduction.py writes REPRODUCTION.md, the same table computed from the published
-runs alone, each verdict with its reason, and the runs' provenance; page.py renders a report's
-markdown as HTML.
+The published numbers and the claims are data: each paper's file in kernelbench/papers (typed in
+from the papers' texts under ../shared/papers). numbers.py builds the table of every published
+number next to ours, with its status; verdicts.py tests each claim (a conclusion the paper draws
+from an experiment) on the runs; reproduction.py writes REPRODUCTION.md from the published runs
+alone: per paper its claims' verdicts, its numbers' verdicts with their reasons, and the runs'
+provenance; page.py renders a report's markdown as HTML.
 """
-from .claims import (
+from .numbers import (
     VERDICTS,
     build_report,
-    claim_status,
     metric_known,
+    number_status,
     pooling_conflict,
     report_papers,
-    rows_read,
+    select_rows,
     tolerance,
     verdict_and_reason,
 )
 from .page import markdown_to_html
 from .reproduction import absent_data, not_run_experiments, reproduction_command, reproduction_markdown, shortened
+from .verdicts import CLAIM_VERDICTS, ClaimVerdict, judge_claim, judge_paper, rows_read
 
-__all__ = ["VERDICTS", "absent_data", "build_report", "claim_status", "markdown_to_html", "metric_known",
-           "not_run_experiments", "pooling_conflict", "report_papers", "reproduction_command",
-           "reproduction_markdown", "rows_read", "shortened", "tolerance", "verdict_and_reason"]
+__all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_report", "judge_claim", "judge_paper",
+           "markdown_to_html", "metric_known", "not_run_experiments", "number_status", "pooling_conflict",
+           "report_papers", "reproduction_command", "reproduction_markdown", "rows_read", "select_rows", "shortened",
+           "tolerance", "verdict_and_reason"]

@@ -1,17 +1,22 @@
-"""REPRODUCTION.md: the claims table computed from the published runs alone (a published folder, by
-default results/published: kernelbench.publish), each verdict with its reason, and the runs'
-provenance."""
+"""REPRODUCTION.md, computed from the published runs alone (a published folder, by default
+results/published: kernelbench.publish): per paper the verdict of each claim (a conclusion the paper
+draws from an experiment) with its measurement, every published number next to ours with its
+verdict and reason, and the runs' provenance."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pandas as pd
+
 import kernelbench
 from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
-from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
+from kernelbench.papers import Claim
+from kernelbench.results import ABSENT_FILE, RunRecord, collect_results, config_hash, final_rows, read_results, run_folders
 
-from .claims import INTRO, VERDICTS, build_report, machine_text, report_papers, verdict_and_reason
+from .numbers import INTRO, STAND_IN, VERDICTS, build_report, machine_text, report_papers, verdict_and_reason
+from .verdicts import judge_paper
 
 REPO = Path(kernelbench.__file__).resolve().parent.parent
 
@@ -82,13 +87,78 @@ def _run_line(folder: Path, record: RunRecord) -> str:
             f"scikit-learn {versions.get('scikit-learn', '?')} |")
 
 
+QUOTE_CHARS = 120      # a claim's quote is shown shortened to about this many characters
+CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "
+                "before any run, on the means over finished trials of the paper's published runs of each set. "
+                "A set without a finished run of every compared method is untested; one where a compared "
+                "method's test error lies within 0.5 points of the constant classifier's is not comparable. "
+                "\"all\" holds when the test holds on every tested set, \"most\" on more than half; a claim with "
+                "no tested set is not testable here.")
+
+
+def _cell(text: str) -> str:
+    """Text fit for a markdown table cell: one line, no column separator."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _shortened_quote(claim: Claim) -> str:
+    quote = " ".join(claim.quote.split())
+    if len(quote) > QUOTE_CHARS:
+        quote = quote[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
+    return f"“{quote}” (line {claim.line})"
+
+
+def test_in_words(claim: Claim) -> str:
+    """A claim's test as a sentence, e.g. "test_error of cdsg lower than dsg, udsg (final), on all sets"."""
+    test = claim.test
+    if test is None:
+        return ""
+    others = ", ".join(map(str, test.b))
+    at = "" if test.at == "final" else f", within {test.at.partition(':')[2]}" + (
+        " s" if test.at.partition(":")[2].replace(".", "", 1).isdigit() else "'s mean training time")
+    per = ", at every training size" if test.per else ""
+    if test.kind == "order":
+        words = f"{test.metric} of {test.a} {test.direction} than {others}{at}{per}"
+    elif test.kind == "similar":
+        words = f"{test.metric} of {test.a} within {test.margin:g} of {others}{at}{per} (margin: {test.margin_why})"
+    elif test.kind == "ratio":
+        words = f"{test.metric} of {others} at least {test.at_least:g}× that of {test.a}{per}"
+    elif test.kind == "speedup":
+        words = (f"{test.metric} of {test.a}: speed-up from {test.threads[0]} to k threads ≥ {test.at_least:g}·k "
+                 f"for k = {', '.join(map(str, test.threads[1:]))}")
+    else:
+        words = f"{test.metric} of {test.a} grows with n_train at a log-log slope ≤ {test.at_most:g}"
+    return f"{words}; on {claim.quantifier} sets"
+
+
+def _claim_counts(verdicts) -> str:
+    """"N claims — X hold, Y do not hold, Z on stand-in data, W not testable here"."""
+    kinds = [v.verdict for v in verdicts]
+    if not kinds:
+        return "no claims recorded yet"
+    on_stand_in = [k for k in kinds if k.endswith(STAND_IN)]
+    text = (f"{len(kinds)} claim{'' if len(kinds) == 1 else 's'} — {kinds.count('holds')} hold, "
+            f"{kinds.count('does not hold')} do not hold, {len(on_stand_in)} on stand-in data")
+    if on_stand_in:
+        text += f" ({on_stand_in.count('holds' + STAND_IN)} hold, {on_stand_in.count('does not hold' + STAND_IN)} do not)"
+    return text + f", {kinds.count('not testable here')} not testable here"
+
+
+def _number_counts(counts: dict) -> str:
+    total = sum(counts.values())
+    return (f"{total} published number{'' if total == 1 else 's'}"
+            + (" — " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) if total else ""))
+
+
 def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
-    """REPRODUCTION.md (written to `target`, which its header names): for each paper the count of
-    each verdict, every published number next to ours (mean ± std, n) with its verdict and why, and
-    the runs it comes from (commit, config hash, machine, versions). Read from the published runs in
-    `published_dir` alone (kernelbench publish): the same files give the same bytes, with no date
-    but the runs' own."""
+    """REPRODUCTION.md (written to `target`, which its header names): per paper a summary line (its
+    claims' and numbers' verdicts), the claims' table (where, quote, test, sets tested, verdict,
+    measurement, runs), every published number next to ours (mean ± std, n) with its verdict and
+    why, and the runs it comes from (commit, config hash, machine, versions). Read from the
+    published runs in `published_dir` alone (kernelbench publish): the same files give the same
+    bytes, with no date but the runs' own."""
     _, table = build_report([published_dir])
+    every = collect_results(published_dir) if Path(published_dir).is_dir() else pd.DataFrame()
     runs: dict[str, list[str]] = {}
     cut: dict[str, list[str]] = {}          # per paper: the shortened runs, with how
     cut_ids: set[str] = set()
@@ -104,28 +174,42 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
                 cut.setdefault(paper_id, []).append(f"- {record.run_id}: {shortened(record)}")
                 cut_ids.add(record.run_id)
     papers = report_papers()
-    lines = ["# Reproduction: our numbers next to the papers'", "",
-             (f"Generated from the published runs ({_shown(published_dir)}/, written by `kernelbench publish`) by "
-              f"`{reproduction_command(published_dir, target)}`; do not edit by hand: tests/test_publish.py "
-              "fails when this file and the published runs disagree."), "", INTRO, "",
-             "| paper | claims | " + " | ".join(VERDICTS) + " | published runs |",
-             "|---|" + "---|" * (len(VERDICTS) + 2)]
+    verdicts = {p.id: judge_paper(p, every) for p in papers}
     counts = {}
     absent = {p.id: absent_data(published_dir, p.id) for p in papers}
     for p in papers:
         mine = [verdict_and_reason(r, absent[p.id])[0] for r in table if r["paper"] == p.name]
         counts[p.id] = {v: mine.count(v) for v in VERDICTS}
-        lines.append(f"| {p.name} | {len(mine)} | " + " | ".join(str(counts[p.id][v]) for v in VERDICTS)
-                     + f" | {len(runs.get(p.id, []))} |")
+    lines = ["# Reproduction: the papers' claims and numbers next to ours", "",
+             (f"Generated from the published runs ({_shown(published_dir)}/, written by `kernelbench publish`) by "
+              f"`{reproduction_command(published_dir, target)}`; do not edit by hand: tests/test_publish.py "
+              "fails when this file and the published runs disagree."), "",
+             *(f"- {p.name}: {_claim_counts(verdicts[p.id])}; {_number_counts(counts[p.id])}; "
+               f"{len(runs.get(p.id, []))} published runs." for p in papers), "",
+             CLAIMS_INTRO, "", "Numbers: " + INTRO, "",
+             "| paper | published numbers | " + " | ".join(VERDICTS) + " | published runs |",
+             "|---|" + "---|" * (len(VERDICTS) + 2)]
+    for p in papers:
+        lines.append(f"| {p.name} | {sum(counts[p.id].values())} | "
+                     + " | ".join(str(counts[p.id][v]) for v in VERDICTS) + f" | {len(runs.get(p.id, []))} |")
     lines.append("")
     for p in papers:
         mine = [r for r in table if r["paper"] == p.name]
         n_runs = len(runs.get(p.id, []))
-        claims = (f"{len(mine)} claims: " + ", ".join(f"{n} {v}" for v, n in counts[p.id].items() if n) if mine
-                  else "No published number to compare with")
-        lines += [f"## {p.name}", "", f"{claims}; {n_runs} published run{'' if n_runs == 1 else 's'}.", ""]
+        lines += [f"## {p.name}", "",
+                  f"{_claim_counts(verdicts[p.id])}; {_number_counts(counts[p.id])}; "
+                  f"{n_runs} published run{'' if n_runs == 1 else 's'}.", ""]
+        if verdicts[p.id]:
+            lines += ["### Claims", "", "| where | claim | test | sets tested | verdict | measurement | runs |",
+                      "|---|---|---|---|---|---|---|"]
+            for v in verdicts[p.id]:
+                lines.append(f"| {_cell(v.claim.where)} | {_cell(_shortened_quote(v.claim))} | "
+                             f"{_cell(test_in_words(v.claim))} | {v.tested} | {v.verdict} | {_cell(v.measurement)} | "
+                             f"{', '.join(v.runs)} |")
+            lines.append("")
         if mine:
-            lines += [("| where | dataset | algorithm | params | metric | paper | ours (mean ± std, n) | verdict "
+            lines += ["### Published numbers", "",
+                      ("| where | dataset | algorithm | params | metric | paper | ours (mean ± std, n) | verdict "
                        "| reason | runs |"), "|---|---|---|---|---|---|---|---|---|---|"]
         for r in mine:
             verdict, reason = verdict_and_reason(r, absent[p.id])
@@ -135,7 +219,7 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
                          f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {verdict} | "
-                         f"{reason} | {', '.join(x + (' (shortened)' if x in cut_ids else '') for x in r['runs'])} |")
+                         f"{_cell(reason)} | {', '.join(x + (' (shortened)' if x in cut_ids else '') for x in r['runs'])} |")
         if mine:
             lines.append("")
         if p.not_tabulated:

@@ -1,0 +1,287 @@
+"""The claims' verdicts: each conclusion a paper draws from an experiment (its file's `claims:`,
+kernelbench.papers.Claim) tested on the runs, with the measurement in words.
+
+Per set of the claim's `on`, each compared method's number is the mean over its finished trials
+(status ok, final rows; or, with `at: seconds:…`, each trial's last evaluation within that many
+training seconds) of the runs tagged with the claim's paper (and figure), that dataset and that
+algorithm (and params). A set is untested when a compared method has no such run, or its runs
+finished no cell; not comparable when a compared method's test error lies within FLOOR_POINTS of
+the constant classifier's (the claim's `floor`). The claim holds when its test holds on every
+tested set (quantifier all) or on more than half of them (most); with no tested set it is not
+testable here. Any stand-in set among those tested gives the "on stand-in data" forms, naming it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.papers import Claim, Paper, Selector
+
+from .numbers import _at_seconds_rows, _final_and_curves, _values, pooling_conflict, report_papers, select_rows
+from .numbers import rows_read as number_rows_read
+
+STAND_IN = " on stand-in data"
+CLAIM_VERDICTS = ("holds", f"holds{STAND_IN}", "does not hold", f"does not hold{STAND_IN}", "not testable here")
+# A set's outcome: tested (holds, does not hold) or not (untested, not comparable)
+HOLDS, FAILS, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "untested", "not comparable"
+# An ordering among methods whose test error lies this close (points) to the constant classifier's
+# compares classifiers that learned nothing
+FLOOR_POINTS = 0.5
+
+
+@dataclass(frozen=True)
+class SetOutcome:
+    dataset: str
+    outcome: str                # HOLDS, FAILS, UNTESTED or NOT_COMPARABLE
+    text: str                   # the measurement in words, or what is missing
+    runs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    claim: Claim
+    verdict: str                # one of CLAIM_VERDICTS
+    measurement: str
+    sets: tuple[SetOutcome, ...] = ()
+    runs: tuple[str, ...] = ()
+
+    @property
+    def tested(self) -> str:
+        """"k of n" sets tested."""
+        tested = sum(s.outcome in (HOLDS, FAILS) for s in self.sets)
+        return f"{tested} of {len(self.claim.on)}"
+
+
+def _number(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _column(metric: str) -> str:
+    """The results.csv column a claim's metric is read from."""
+    return "test_error" if metric == "test_accuracy" else metric
+
+
+class _Untested(Exception):
+    """Why a set cannot be tested (its text is the reason, in words)."""
+
+
+class _Set:
+    """One set of a claim: the rows of each compared method, and the numbers the test reads."""
+
+    def __init__(self, claim: Claim, dataset: str, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame):
+        self.claim, self.dataset = claim, dataset
+        self.every, self.final, self.curves = every, final, curves
+        self.runs: set[str] = set()
+
+    def select(self, frame: pd.DataFrame, method: Selector) -> pd.DataFrame:
+        return select_rows(frame, self.claim.paper, self.dataset, method.algorithm, method.params,
+                           figure=self.claim.figure)
+
+    def final_rows(self, method: Selector) -> pd.DataFrame:
+        """The method's finished cells on this set; _Untested when there are none, saying why."""
+        rows = self.select(self.final, method)
+        if not len(rows):
+            if len(self.select(self.every, method)):
+                raise _Untested(f"the runs of {method} on {self.dataset} finished 0 cells")
+            raise _Untested(f"no published run of {method} on {self.dataset}")
+        return rows
+
+    def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float:
+        """The mean over trials of `metric` on the method's final rows `rows` (of one training size),
+        read where the test's `at` says."""
+        conflict = pooling_conflict(rows)
+        if conflict:
+            raise _Untested(f"{method} on {self.dataset}: {conflict}")
+        at = self.claim.test.at
+        if at != "final":
+            limit = self.seconds_limit(at.partition(":")[2])
+            chosen = self.select(self.curves, method)
+            chosen = chosen[chosen["run_id"].isin(set(rows["run_id"]))]
+            if "n_train" in rows and rows["n_train"].notna().any():
+                chosen = chosen[chosen["n_train"].isin(set(rows["n_train"].dropna()))]
+            picks = _at_seconds_rows(chosen, _column(metric), limit, stopped_early_counts=True)
+            if not picks:
+                raise _Untested(f"no evaluation of {method} on {self.dataset} within {_number(limit)} s")
+            rows = self.curves.loc[picks]
+        values = _values(rows, metric)
+        if not len(values):
+            raise _Untested(f"no {metric} in the runs of {method} on {self.dataset}")
+        self.runs.update(rows["run_id"])
+        return float(values.mean())
+
+    def seconds_limit(self, limit: str) -> float:
+        """The s of at: seconds:<s>, or of seconds:<algorithm> the mean training seconds of that
+        algorithm's finished cells on this set."""
+        try:
+            return float(limit)
+        except ValueError:
+            rows = self.final_rows(Selector(limit))
+            return float(rows["train_seconds"].astype(float).mean())
+
+    def groups(self, rows_by_method: dict) -> list:
+        """[(training size or None, {method: its rows at that size})]: one group, or with `per:
+        n_train` one per size every compared method was run at (sweep points are separate runs)."""
+        if self.claim.test.per != "n_train":
+            return [(None, rows_by_method)]
+        sizes = None
+        for rows in rows_by_method.values():
+            known = set(rows["n_train"].dropna().astype(int)) if "n_train" in rows else set()
+            sizes = known if sizes is None else sizes & known
+        if not sizes:
+            raise _Untested(f"no training size with runs of every compared method on {self.dataset}")
+        return [(n, {m: rows[rows["n_train"] == n] for m, rows in rows_by_method.items()}) for n in sorted(sizes)]
+
+    def below_floor(self, rows_by_method: dict) -> str | None:
+        """Which compared method's test error lies within FLOOR_POINTS of the set's floor, if any."""
+        floor = self.claim.floor.get(self.dataset)
+        if floor is None:
+            return None
+        for method, rows in rows_by_method.items():
+            errors = _values(rows, "test_error")
+            if len(errors) and abs(errors.mean() - floor) <= FLOOR_POINTS:
+                return (f"{method} test error {_number(errors.mean())} % lies within {FLOOR_POINTS:g} points of the "
+                        f"constant classifier's {_number(floor)} %")
+        return None
+
+
+def _compare(claim: Claim, means: dict) -> tuple[bool, str]:
+    """Whether an order / similar / ratio test holds on one set's means, and the measurement."""
+    test = claim.test
+    a, others = test.a, test.b
+    ma = means[a]
+    if test.kind == "order":
+        lower = test.direction == "lower"
+        ok = all(ma < means[b] if lower else ma > means[b] for b in others)
+        sign = lambda mb: "<" if ma < mb else (">" if ma > mb else "=")   # noqa: E731
+        return ok, f"{a} {_number(ma)} " + ", ".join(f"{sign(means[b])} {b} {_number(means[b])}" for b in others)
+    if test.kind == "similar":
+        gaps = {b: abs(ma - means[b]) for b in others}
+        ok = all(gap <= test.margin for gap in gaps.values())
+        return ok, f"{a} {_number(ma)}; " + ", ".join(
+            f"{b} {_number(means[b])} (|Δ| {_number(gap)} {'≤' if gap <= test.margin else '>'} {test.margin:g})"
+            for b, gap in gaps.items())
+    # ratio: mean b / mean a ≥ at_least
+    ratios = {b: (means[b] / ma if ma > 0 else math.inf) for b in others}
+    ok = all(r >= test.at_least for r in ratios.values())
+    return ok, f"{a} {_number(ma)}; " + ", ".join(
+        f"{b} {_number(means[b])} ({_number(r)}× {'≥' if r >= test.at_least else '<'} {test.at_least:g}×)"
+        for b, r in ratios.items())
+
+
+def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
+    """(outcome, measurement) of the claim's test on one set; _Untested when it cannot run."""
+    test = claim.test
+    metric = test.metric
+    if test.kind == "speedup":
+        methods = [replace(test.a, params={**test.a.params, "threads": k}) for k in test.threads]
+    else:
+        methods = [test.a, *test.b]
+    rows_by_method = {m: case.final_rows(m) for m in methods}
+    if test.kind == "growth":
+        (method, rows), = rows_by_method.items()
+        sizes = sorted(set(rows["n_train"].dropna().astype(int))) if "n_train" in rows else []
+        if len(sizes) < 2:
+            raise _Untested(f"{method} on {case.dataset} ran at {len(sizes)} training size(s); a growth needs two or more")
+        floor = case.below_floor(rows_by_method)
+        if floor:
+            return NOT_COMPARABLE, floor
+        means = [case.mean(method, rows[rows["n_train"] == n], metric) for n in sizes]
+        if min(means) <= 0:
+            raise _Untested(f"{metric} of {method} on {case.dataset} is not positive: no log-log slope")
+        slope = float(np.polyfit(np.log(sizes), np.log(means), 1)[0])
+        ok = slope <= test.at_most
+        return (HOLDS if ok else FAILS), (f"{metric} of {method} grows with slope {slope:.2f} "
+                                          f"{'≤' if ok else '>'} {test.at_most:g} over n_train {sizes[0]}–{sizes[-1]} "
+                                          f"({len(sizes)} sizes)")
+    outcomes = []
+    for size, rows in case.groups(rows_by_method):
+        at = f"n_train {size}: " if size is not None else ""
+        floor = case.below_floor(rows)
+        if floor:
+            return NOT_COMPARABLE, at + floor
+        means = {m: case.mean(m, rows[m], metric) for m in methods}
+        if test.kind == "speedup":
+            base = means[methods[0]]
+            checks = [(k, base / means[m], test.at_least * k / test.threads[0])
+                      for k, m in zip(test.threads[1:], methods[1:])]
+            ok = all(speedup >= wanted for _, speedup, wanted in checks)
+            text = f"{test.a} {metric} {_number(base)} at {test.threads[0]} thread(s); " + ", ".join(
+                f"speed-up {_number(speedup)} at {k} {'≥' if speedup >= wanted else '<'} {_number(wanted)}"
+                for k, speedup, wanted in checks)
+        else:
+            ok, text = _compare(claim, means)
+        outcomes.append((ok, at + text))
+    ok = all(o for o, _ in outcomes)
+    return (HOLDS if ok else FAILS), "; ".join(text for _, text in outcomes)
+
+
+def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
+                curves: pd.DataFrame | None = None) -> ClaimVerdict:
+    """The claim's verdict from `every` row of the runs (collect_results; `final` and `curves`
+    are derived from it when not given)."""
+    if claim.needs:
+        return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}")
+    if final is None or curves is None:
+        final, curves = _final_and_curves(every)
+    sets = []
+    for dataset in claim.on:
+        case = _Set(claim, dataset, every, final, curves)
+        try:
+            outcome, text = _test_set(claim, case)
+        except _Untested as why:
+            outcome, text = UNTESTED, str(why)
+        sets.append(SetOutcome(dataset, outcome, text, tuple(sorted(case.runs))))
+    tested = [s for s in sets if s.outcome in (HOLDS, FAILS)]
+    shown = [f"{s.dataset}: {s.text}" if s.outcome in (HOLDS, FAILS) else f"{s.dataset} {s.outcome}: {s.text}"
+             for s in sets]
+    runs = tuple(sorted({r for s in tested for r in s.runs}))
+    if not tested:
+        return ClaimVerdict(claim, "not testable here", "no set tested: " + "; ".join(shown), tuple(sets), runs)
+    held = sum(s.outcome == HOLDS for s in tested)
+    ok = held == len(tested) if claim.quantifier == "all" else held > len(tested) / 2
+    stand_ins = [s.dataset for s in tested if s.dataset in claim.stand_in]
+    verdict = (HOLDS if ok else FAILS) + (STAND_IN if stand_ins else "")
+    summary = (f"holds on {held} of {len(tested)} sets tested ({'every one' if claim.quantifier == 'all' else 'more than half'}"
+               f" needed); {len(tested)} of {len(claim.on)} sets tested")
+    if stand_ins:
+        summary += "; stand-in data: " + "; ".join(f"{d} ({claim.stand_in[d]})" for d in stand_ins)
+    return ClaimVerdict(claim, verdict, "; ".join(shown) + f". {summary}", tuple(sets), runs)
+
+
+def judge_paper(paper: Paper, every: pd.DataFrame) -> list[ClaimVerdict]:
+    """Every claim of the paper judged on `every` row of the runs (collect_results)."""
+    final, curves = _final_and_curves(every)
+    return [judge_claim(claim, every, final, curves) for claim in paper.claims]
+
+
+def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
+    """The index labels of the curve rows, beyond the final ones, that a number or a claim of the
+    report is read from (kernelbench.publish keeps them when it thins curves): those of the
+    numbers' at_seconds entries, and each trial's evaluation a claim's `at: seconds:…` picks."""
+    chosen = set(number_rows_read(df, paper))
+    final, curves = _final_and_curves(df)
+    for claim in (c for p in report_papers(paper) for c in p.claims):
+        if claim.needs or claim.test is None or claim.test.at == "final":
+            continue
+        chosen.update(_picked(claim, df, final, curves))
+    return sorted(chosen)
+
+
+def _picked(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame) -> set:
+    """The curve rows a claim with `at: seconds:…` reads, per set and compared method."""
+    picked = set()
+    for dataset in claim.on:
+        case = _Set(claim, dataset, every, final, curves)
+        for method in (claim.test.a, *claim.test.b):
+            try:
+                rows = case.final_rows(method)
+                limit = case.seconds_limit(claim.test.at.partition(":")[2])
+            except _Untested:
+                continue
+            chosen = case.select(curves, method)
+            chosen = chosen[chosen["run_id"].isin(set(rows["run_id"]))]
+            picked.update(_at_seconds_rows(chosen, _column(claim.test.metric), limit, stopped_early_counts=True))
+    return picked

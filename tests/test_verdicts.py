@@ -1,0 +1,204 @@
+"""kernelbench.report.verdicts: each claim's verdict from hand-made runs whose truth is known by
+construction (the means are chosen, so every test kind's outcome is decided before it runs)."""
+import json
+
+import pandas as pd
+import pytest
+
+from kernelbench.papers import Claim, ClaimTest, Selector
+from kernelbench.report import CLAIM_VERDICTS, judge_claim
+
+PAPER = "some2020"
+
+
+def cells(dataset, algorithm, values, *, metric="test_error", params=None, n_train=1000, status="ok",
+          figure="fig1", paper=PAPER, curve=None, run=None):
+    """One run's rows: a trial per value, its final row carrying `metric` = value (and, for
+    `curve`, earlier evaluations [(seconds, value), ...] before it)."""
+    params = params or {}
+    run = run or f"{dataset}_{algorithm}_{json.dumps(params, sort_keys=True)}_{n_train}_{figure}_{status}"
+    rows = []
+    for trial, value in enumerate(values):
+        for seconds, early in (curve or []):
+            rows.append({"train_seconds": seconds, metric: early, "trial": trial, "final": None})
+        rows.append({"train_seconds": 100.0 + trial, metric: value, "trial": trial, "final": 1})
+    for row in rows:
+        row.setdefault("test_error", 0.3)
+        row.update(run_id=run, experiment=run, dataset=dataset, algorithm=algorithm, status=status,
+                   params=json.dumps(params, sort_keys=True), paper=paper, figure=figure, panel="", role="ours",
+                   counters="{}", n_train=n_train, config="", fold=None, budget=None)
+    return pd.DataFrame(rows)
+
+
+def frame(*runs):
+    return pd.concat(runs, ignore_index=True)
+
+
+def claim(test, on=("a9a",), **kw):
+    return Claim(paper=PAPER, id="c", where="§5", line=1, quote="q", on=tuple(on), test=test, **kw)
+
+
+def order(metric="test_error", direction="lower", **kw):
+    return ClaimTest("order", metric, Selector("cdsg"), (Selector("dsg"), Selector("udsg")), direction=direction, **kw)
+
+
+def test_every_verdict_is_in_the_vocabulary_and_order_holds_only_below_every_other():
+    runs = frame(cells("a9a", "cdsg", [0.10, 0.12]), cells("a9a", "dsg", [0.20]), cells("a9a", "udsg", [0.15]))
+    held = judge_claim(claim(order()), runs)
+    assert held.verdict == "holds" and held.verdict in CLAIM_VERDICTS
+    assert "cdsg 11 < dsg 20, < udsg 15" in held.measurement and "1 of 1 sets tested" in held.measurement
+    assert held.runs and all("a9a" in r for r in held.runs)
+    # higher: the same means say the opposite
+    assert judge_claim(claim(order(direction="higher")), runs).verdict == "does not hold"
+    # one of the others below a is enough to break an order
+    runs = frame(cells("a9a", "cdsg", [0.10]), cells("a9a", "dsg", [0.20]), cells("a9a", "udsg", [0.09]))
+    assert judge_claim(claim(order()), runs).verdict == "does not hold"
+
+
+def test_test_accuracy_and_other_columns_are_read_in_their_units():
+    runs = frame(cells("a9a", "cdsg", [0.10]), cells("a9a", "dsg", [0.20]), cells("a9a", "udsg", [0.20]))
+    verdict = judge_claim(claim(order(metric="test_accuracy", direction="higher")), runs)
+    assert verdict.verdict == "holds" and "cdsg 90 > dsg 80" in verdict.measurement
+    runs = frame(cells("a9a", "cdsg", [5.0], metric="objective"), cells("a9a", "dsg", [4.0], metric="objective"),
+                 cells("a9a", "udsg", [6.0], metric="objective"))
+    assert "cdsg 5 > dsg 4, < udsg 6" in judge_claim(claim(order(metric="objective")), runs).measurement
+
+
+def test_similar_holds_within_the_margin_and_ratio_needs_the_factor():
+    similar = ClaimTest("similar", "test_error", Selector("tsgs3vm"), (Selector("bgs3vm"),), margin=1.0,
+                        margin_why="the paper's spread")
+    near = frame(cells("a9a", "tsgs3vm", [0.150]), cells("a9a", "bgs3vm", [0.159]))
+    far = frame(cells("a9a", "tsgs3vm", [0.150]), cells("a9a", "bgs3vm", [0.161]))
+    assert judge_claim(claim(similar), near).verdict == "holds"
+    assert judge_claim(claim(similar), far).verdict == "does not hold"
+    ratio = ClaimTest("ratio", "train_seconds", Selector("cdsg"), (Selector("libsvm"),), at_least=10)
+    fast = frame(cells("a9a", "cdsg", [10.0], metric="train_seconds"),
+                 cells("a9a", "libsvm", [100.0], metric="train_seconds"))
+    slow = frame(cells("a9a", "cdsg", [10.0], metric="train_seconds"),
+                 cells("a9a", "libsvm", [99.0], metric="train_seconds"))
+    assert judge_claim(claim(ratio), fast).verdict == "holds"
+    assert judge_claim(claim(ratio), slow).verdict == "does not hold"
+
+
+def test_speedup_compares_each_thread_count_with_the_first():
+    test = ClaimTest("speedup", "train_seconds", Selector("asydsskl"), threads=(1, 2, 4), at_least=0.8)
+    def runs(at2, at4):
+        return frame(*(cells("a9a", "asydsskl", [t], metric="train_seconds", params={"threads": k})
+                       for k, t in ((1, 100.0), (2, at2), (4, at4))))
+    # speed-up ≥ 0.8·k: 100/62 = 1.61 ≥ 1.6 and 100/31 = 3.2 ≥ 3.2
+    assert judge_claim(claim(test), runs(62.0, 31.25)).verdict == "holds"
+    assert judge_claim(claim(test), runs(64.0, 31.25)).verdict == "does not hold"      # 1.56 < 1.6
+
+
+def test_growth_is_the_log_log_slope_over_training_sizes():
+    test = ClaimTest("growth", "train_seconds", Selector("tsgs3vm"), at_most=1.3)
+    linear = frame(*(cells("a9a", "tsgs3vm", [n / 100], metric="train_seconds", n_train=n) for n in (1000, 2000, 4000)))
+    quadratic = frame(*(cells("a9a", "tsgs3vm", [(n / 100) ** 2], metric="train_seconds", n_train=n)
+                        for n in (1000, 2000, 4000)))
+    verdict = judge_claim(claim(test), linear)
+    assert verdict.verdict == "holds" and "slope 1.00" in verdict.measurement
+    assert "slope 2.00" in judge_claim(claim(test), quadratic).measurement
+    assert judge_claim(claim(test), quadratic).verdict == "does not hold"
+    one_size = frame(cells("a9a", "tsgs3vm", [1.0], metric="train_seconds"))
+    assert judge_claim(claim(test), one_size).verdict == "not testable here"
+
+
+def test_per_n_train_must_hold_at_every_size():
+    test = order(per="n_train")
+    def runs(error_at_2000):
+        return frame(*(cells("a9a", m, [e], n_train=n) for n, errors in
+                       ((1000, {"cdsg": 0.1, "dsg": 0.2, "udsg": 0.2}), (2000, {"cdsg": error_at_2000, "dsg": 0.2, "udsg": 0.2}))
+                       for m, e in errors.items()))
+    held = judge_claim(claim(test), runs(0.1))
+    assert held.verdict == "holds" and "n_train 1000:" in held.measurement and "n_train 2000:" in held.measurement
+    assert judge_claim(claim(test), runs(0.3)).verdict == "does not hold"
+
+
+def test_at_seconds_reads_each_trials_last_evaluation_within_the_limit():
+    # cdsg is ahead within 5 s (0.2 vs 0.4), behind at the end (0.3 vs 0.1)
+    runs = frame(cells("a9a", "cdsg", [0.3], curve=[(1.0, 0.5), (4.0, 0.2), (9.0, 0.25)]),
+                 cells("a9a", "dsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4), (9.0, 0.2)]),
+                 cells("a9a", "udsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4), (9.0, 0.2)]))
+    assert judge_claim(claim(order()), runs).verdict == "does not hold"
+    assert judge_claim(claim(order(at="seconds:5")), runs).verdict == "holds"
+    # seconds:<algorithm>: within the mean training seconds of that algorithm's runs on the set (5 s)
+    libsvm = cells("a9a", "libsvm", [0.1], metric="test_error")
+    libsvm["train_seconds"] = 5.0
+    assert judge_claim(claim(order(at="seconds:libsvm")), frame(runs, libsvm)).verdict == "holds"
+    missing = judge_claim(claim(order(at="seconds:libsvm")), runs)
+    assert missing.verdict == "not testable here" and "no published run of libsvm on a9a" in missing.measurement
+
+
+def test_quantifiers_count_the_tested_sets_and_say_how_many_were_tested():
+    def sets(*outcomes):
+        return frame(*(run for name, ahead in outcomes for run in (
+            cells(name, "cdsg", [0.1 if ahead else 0.3]), cells(name, "dsg", [0.2]), cells(name, "udsg", [0.2]))))
+    on = ("a9a", "w8a", "ijcnn1", "covtype")
+    two_of_three = sets(("a9a", True), ("w8a", True), ("ijcnn1", False))       # covtype: no run
+    assert judge_claim(claim(order(), on=on), two_of_three).verdict == "does not hold"
+    most = judge_claim(claim(order(), on=on, quantifier="most"), two_of_three)
+    assert most.verdict == "holds" and most.tested == "3 of 4"
+    assert "holds on 2 of 3 sets tested" in most.measurement and "3 of 4 sets tested" in most.measurement
+    assert "covtype untested: no published run of cdsg on covtype" in most.measurement
+    # most is more than half: one of two is not
+    half = sets(("a9a", True), ("w8a", False))
+    assert judge_claim(claim(order(), on=on, quantifier="most"), half).verdict == "does not hold"
+
+
+def test_a_set_with_a_method_of_no_finished_cell_is_untested_and_says_so():
+    runs = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2], status="failed"))
+    verdict = judge_claim(claim(order()), runs)
+    assert verdict.verdict == "not testable here" and verdict.tested == "0 of 1"
+    assert "the runs of udsg on a9a finished 0 cells" in verdict.measurement
+    # runs of another paper or figure feed nothing
+    other = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2], paper="x2019"))
+    assert "no published run of udsg on a9a" in judge_claim(claim(order()), other).measurement
+    fig = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2], figure="fig2"))
+    assert judge_claim(claim(order(), figure="fig1"), fig).verdict == "not testable here"
+    assert judge_claim(claim(order()), fig).verdict == "holds"
+
+
+def test_params_select_the_compared_runs():
+    test = ClaimTest("order", "train_seconds", Selector("bsgd", {"merge": "lookup-wd"}),
+                     (Selector("bsgd", {"merge": "gss"}),), direction="lower")
+    runs = frame(cells("a9a", "bsgd", [5.0], metric="train_seconds", params={"merge": "lookup-wd", "budget": 100}),
+                 cells("a9a", "bsgd", [8.0], metric="train_seconds", params={"merge": "gss", "budget": 100}))
+    verdict = judge_claim(claim(test), runs)
+    assert verdict.verdict == "holds" and "bsgd (merge=lookup-wd) 5 < bsgd (merge=gss) 8" in verdict.measurement
+
+
+def test_an_ordering_at_the_constant_classifiers_error_is_not_comparable():
+    at_floor = frame(cells("ijcnn1", "cdsg", [0.094]), cells("ijcnn1", "dsg", [0.095]), cells("ijcnn1", "udsg", [0.096]))
+    verdict = judge_claim(claim(order(), on=("ijcnn1",), floor={"ijcnn1": 9.5}), at_floor)
+    assert verdict.verdict == "not testable here" and "not comparable" in verdict.measurement
+    assert "within 0.5 points of the constant classifier's 9.5 %" in verdict.measurement
+    learned = frame(cells("ijcnn1", "cdsg", [0.05]), cells("ijcnn1", "dsg", [0.08]), cells("ijcnn1", "udsg", [0.0899]))
+    assert judge_claim(claim(order(), on=("ijcnn1",), floor={"ijcnn1": 9.5}), learned).verdict == "holds"
+
+
+def test_stand_in_sets_give_the_stand_in_verdicts_and_are_named():
+    runs = frame(*(run for name in ("a9a", "covtype_subset20k") for run in (
+        cells(name, "cdsg", [0.1]), cells(name, "dsg", [0.2]), cells(name, "udsg", [0.2]))))
+    why = "a 20k-row subset stands in for the full covtype"
+    verdict = judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}), runs)
+    assert verdict.verdict == "holds on stand-in data" and f"covtype_subset20k ({why})" in verdict.measurement
+    failing = judge_claim(claim(order(direction="higher"), on=("a9a", "covtype_subset20k"),
+                                stand_in={"covtype_subset20k": why}), runs)
+    assert failing.verdict == "does not hold on stand-in data"
+    # a stand-in set that was not tested changes nothing
+    only_a9a = runs[runs["dataset"] == "a9a"]
+    assert judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}),
+                       only_a9a).verdict == "holds"
+
+
+def test_a_claim_that_needs_what_is_missing_is_not_testable_here_and_says_what():
+    verdict = judge_claim(claim(None, needs="a neural-net comparator"), pd.DataFrame())
+    assert verdict.verdict == "not testable here" and verdict.measurement == "needs a neural-net comparator"
+    assert judge_claim(claim(order()), pd.DataFrame()).verdict == "not testable here"
+
+
+@pytest.mark.parametrize("status", ["diverged", "failed"])
+def test_only_finished_cells_feed_a_mean(status):
+    runs = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "cdsg", [0.9], status=status, run="bad"),
+                 cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2]))
+    assert judge_claim(claim(order()), runs).verdict == "holds"
