@@ -192,3 +192,65 @@ def test_the_values_resolved_at_fit_are_shown_for_each_claim(tmp_path):
     dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
     assert dai["resolved"] == "gamma=0.25..0.5, loss=hinge"      # trials chose different widths
     assert "| gamma=0.25..0.5, loss=hinge |" in markdown
+
+
+def test_a_small_share_or_gain_must_lie_within_half_its_own_size():
+    from dataclasses import replace as replaced
+
+    from kernelbench.report import number_status, tolerance
+    gain = next(e for e in PAPERS["glasmachers2019"].published if e.metric.startswith("improvement_vs_gss:"))
+    small, large = replaced(gain, value=3.0), replaced(gain, value=40.0)
+    assert tolerance(small) == 1.5 and tolerance(large) == 10.0
+    # 12.8 against a published 3: four times as large is no reproduction
+    assert number_status(small, (12.8, 0.0, 1), None).startswith("differs")
+    assert number_status(small, (4.4, 0.0, 1), None).startswith("reproduced")
+    assert number_status(large, (49.0, 0.0, 1), None).startswith("reproduced")
+
+
+def test_the_paper_files_name_stand_ins_and_use_the_papers_merging_frequency():
+    web = [e for e in PAPERS["glasmachers2019"].published if e.dataset == "w8a"]
+    assert web and all("w6a" in e.stand_in for e in web)
+    # Table 3's merging frequency is the fraction of SGD iterations that merge (the paper's §5)
+    frequency = [e for e in PAPERS["glasmachers2019"].published if "merging frequency" in e.note]
+    assert frequency and all(e.metric == "counter%:merge_frequency" for e in frequency)
+    assert not any(e.metric == "merge_time_share" for p in PAPERS.values() for e in p.published)
+
+
+def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_verdict(tmp_path, monkeypatch):
+    from dataclasses import replace as replaced
+
+    from kernelbench.papers import Claim, ClaimTest, Selector
+    from kernelbench.report import reproduction, reproduction_markdown
+    for algorithm, error in (("dsg", 0.15), ("norma", 0.20)):
+        run = Run.create(tmp_path / "pub" / "dai2014", f"a9a_{algorithm}", {"name": algorithm}, tags=DAI)
+        for trial in range(2):
+            run.append({"dataset": "a9a", "algorithm": algorithm, "params": PARAMS, "trial": trial,
+                        "train_seconds": 1.0, "test_error": error, "final": 1})
+        run.finish()
+    quote = "DSG " + "reaches a lower error than NORMA " * 6
+    claims = (
+        Claim("dai2014", "dsg-beats-norma", "§7", 7, quote, ("a9a", "w8a"), figure="fig1",
+              test=ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")),
+        Claim("dai2014", "as-good-as-a-net", "§7", 9, "comparable with the neural net", (), needs="a neural net"))
+    papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in reproduction.report_papers()]
+    monkeypatch.setattr(reproduction, "report_papers", lambda: papers)
+    lines = reproduction_markdown(tmp_path / "pub", tmp_path / "R.md").splitlines()
+    assert "- Dai et al. 2014 (DSG): 2 claims — 1 hold, 0 do not hold, 0 on stand-in data, 1 not testable here; " \
+           "13 published numbers" in "\n".join(lines)
+    assert any(x.startswith("- Gu et al. 2018 (AsyDSSKL): no claims recorded yet") for x in lines)
+    row = next(x for x in lines if x.startswith("| §7 | “DSG reaches"))
+    cells = [c.strip() for c in row.strip("|").split(" | ")]
+    assert cells[1].endswith("…” (line 7)") and len(cells[1]) < 140
+    assert cells[2] == "test_error of dsg lower than norma; on all sets"
+    assert cells[3:5] == ["1 of 2", "holds"]
+    assert "a9a: dsg 15 < norma 20" in cells[5] and "w8a untested: no published run of dsg on w8a" in cells[5]
+    assert len(cells[6].split(", ")) == 2               # the two runs it read
+    needs = next(x for x in lines if x.startswith("| §7 | “comparable with the neural net” (line 9)"))
+    assert "| not testable here | needs a neural net |" in needs
+    # the claims come before the paper's numbers
+    assert lines.index("### Claims") < lines.index("### Published numbers")
+
+
+def test_the_html_page_keeps_an_escaped_pipe_inside_its_cell():
+    page = markdown_to_html("### Claims\n\n| a | b |\n|---|---|\n| x \\|α\\| y | z |\n")
+    assert "<h3>Claims</h3>" in page and "<tr><td>x |α| y</td><td>z</td></tr>" in page

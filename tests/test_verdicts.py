@@ -202,3 +202,18 @@ def test_only_finished_cells_feed_a_mean(status):
     runs = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "cdsg", [0.9], status=status, run="bad"),
                  cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2]))
     assert judge_claim(claim(order()), runs).verdict == "holds"
+
+
+def test_the_evaluations_a_claim_reads_within_seconds_are_kept_by_publish(monkeypatch):
+    from kernelbench.papers import Paper
+    from kernelbench.report import rows_read, verdicts
+    runs = frame(cells("a9a", "cdsg", [0.3], curve=[(1.0, 0.5), (4.0, 0.2), (9.0, 0.25)]),
+                 cells("a9a", "dsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4), (9.0, 0.2)]),
+                 cells("a9a", "udsg", [0.1], curve=[(1.0, 0.6), (6.0, 0.4), (9.0, 0.2)]))
+    paper = Paper(PAPER, "Someone 2020", None, "x.txt", f"{PAPER}_", claims=(claim(order(at="seconds:5")),))
+    monkeypatch.setattr(verdicts, "report_papers", lambda paper_id=None: [paper])
+    monkeypatch.setattr(verdicts, "number_rows_read", lambda df, paper_id=None: [])
+    read = runs.loc[rows_read(runs)]
+    assert sorted(zip(read["algorithm"], read["train_seconds"])) == [("cdsg", 4.0), ("dsg", 5.0), ("udsg", 1.0)]
+    assert rows_read(runs.assign(paper="x2019")) == []
+    assert rows_read(runs.iloc[0:0]) == []

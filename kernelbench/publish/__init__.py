@@ -4,12 +4,12 @@ committed (results/published/<paper>/<run id>/), and REPRODUCTION.md regenerated
 A published run is a run folder (results.csv and run.json, read by the same readers), compacted:
 
     results.csv   the rows a number of the report is read from, cell for cell as written: every
-                  final row, and each evaluation an at_seconds claim picks (report.rows_read); each
+                  final row, and each evaluation an at_seconds number or a claim picks (report.rows_read); each
                   curve of the test part thinned to at most `max_points` evaluations -- its first and
                   last among them, the others spaced evenly on linear and on log axes, the same
                   positions in every trial, so that the figures' means over trials stay means --
                   the measurements (ROUNDED: errors, objective) of those drawn-only points with
-                  `DIGITS` significant digits (never the seconds or counts an at_seconds claim
+                  `DIGITS` significant digits (never the seconds or counts an at_seconds number
                   selects by); the curves of cross-validation folds and tune budgets (never drawn)
                   down to their last rows; columns empty in every kept row left out (read_results
                   restores them empty); a failed cell's `message` without folders (published_text).

@@ -196,7 +196,7 @@ def _final_and_curves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
     """The index labels of the curve rows, beyond the final ones, that a number of the report is
-    read from: per trial, the evaluation an at_seconds claim picks. kernelbench.publish keeps them
+    read from: per trial, the evaluation an at_seconds number picks. kernelbench.publish keeps them
     when it thins curves, so that the published runs give the report their originals give."""
     final, curves = _final_and_curves(df)
     chosen = []
@@ -337,12 +337,12 @@ def number_status(entry: Published, ours, conflict) -> str:
         return "measured (not judged: another machine's time)"
     mean = ours[0]
     if entry.bound == "max":
-        ok, claim = mean <= entry.value + allowed, f"≤ {entry.value:g}"
+        ok, stated = mean <= entry.value + allowed, f"≤ {entry.value:g}"
     elif entry.bound == "min":
-        ok, claim = mean >= entry.value - allowed, f"≥ {entry.value:g}"
+        ok, stated = mean >= entry.value - allowed, f"≥ {entry.value:g}"
     else:
-        ok, claim = abs(mean - entry.value) <= allowed, f"within ±{allowed:g}"
-    return f"{'reproduced' if ok else 'differs'} ({claim})"
+        ok, stated = abs(mean - entry.value) <= allowed, f"within ±{allowed:g}"
+    return f"{'reproduced' if ok else 'differs'} ({stated})"
 
 
 STAND_IN = " on stand-in data"
@@ -367,8 +367,8 @@ def verdict_and_reason(row: dict, absent: dict | None = None) -> tuple[str, str]
         return "not run", "no published run of this dataset, algorithm and tags"
     if status.startswith("measured"):
         return "measured", "another machine's time: shown, not judged"
-    verdict, _, claim = status.partition(" (")
-    reason = f"difference {row['difference']:+.3f}; reproduced when {claim.rstrip(')')}"
+    verdict, _, stated = status.partition(" (")
+    reason = f"difference {row['difference']:+.3f}; reproduced when {stated.rstrip(')')}"
     if row.get("stand_in"):
         verdict += STAND_IN
         reason += f"; stand-in: {row['stand_in']}"

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import html
+import re
+
+# a table cell's separator: a pipe not escaped as \| (a cell's text may carry one, e.g. |α|)
+_SEPARATOR = re.compile(r"(?<!\\)\|")
 
 
 def markdown_to_html(markdown: str) -> str:
@@ -10,7 +14,7 @@ def markdown_to_html(markdown: str) -> str:
                      "<style>table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}</style>"], False
     for line in markdown.splitlines():
         if line.startswith("|"):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
+            cells = [html.escape(c.strip().replace("\\|", "|")) for c in _SEPARATOR.split(line.strip().strip("|"))]
             if set("".join(cells)) <= {"-"}:
                 continue
             if not in_table:
@@ -23,7 +27,9 @@ def markdown_to_html(markdown: str) -> str:
         if in_table:
             out.append("</table>")
             in_table = False
-        if line.startswith("## "):
+        if line.startswith("### "):
+            out.append(f"<h3>{html.escape(line[4:])}</h3>")
+        elif line.startswith("## "):
             out.append(f"<h2>{html.escape(line[3:])}</h2>")
         elif line.startswith("# "):
             out.append(f"<h1>{html.escape(line[2:])}</h1>")

@@ -95,22 +95,28 @@ class _Set:
         conflict = pooling_conflict(rows)
         if conflict:
             raise _Untested(f"{method} on {self.dataset}: {conflict}")
-        at = self.claim.test.at
-        if at != "final":
-            limit = self.seconds_limit(at.partition(":")[2])
-            chosen = self.select(self.curves, method)
-            chosen = chosen[chosen["run_id"].isin(set(rows["run_id"]))]
-            if "n_train" in rows and rows["n_train"].notna().any():
-                chosen = chosen[chosen["n_train"].isin(set(rows["n_train"].dropna()))]
-            picks = _at_seconds_rows(chosen, _column(metric), limit, stopped_early_counts=True)
+        if self.claim.test.at != "final":
+            picks = self.picks(method, rows, metric)
             if not picks:
-                raise _Untested(f"no evaluation of {method} on {self.dataset} within {_number(limit)} s")
+                raise _Untested(f"no evaluation of {method} on {self.dataset} within "
+                                f"{_number(self.seconds_limit(self.claim.test.at.partition(':')[2]))} s")
             rows = self.curves.loc[picks]
         values = _values(rows, metric)
         if not len(values):
             raise _Untested(f"no {metric} in the runs of {method} on {self.dataset}")
         self.runs.update(rows["run_id"])
         return float(values.mean())
+
+    def picks(self, method: Selector, rows: pd.DataFrame, metric: str) -> list:
+        """With `at: seconds:…`, the curve rows (index labels) read: per trial of the runs of the
+        method's final rows `rows`, its last evaluation within the limit."""
+        limit = self.seconds_limit(self.claim.test.at.partition(":")[2])
+        chosen = self.select(self.curves, method)
+        chosen = chosen[chosen["run_id"].isin(set(rows["run_id"]))]
+        for column in ("n_train", "fold"):      # the sizes measured; never a model-selection fold's curve
+            if column in chosen and column in rows:
+                chosen = chosen[chosen[column].astype(str).isin(set(rows[column].astype(str)))]
+        return _at_seconds_rows(chosen, _column(metric), limit, stopped_early_counts=True)
 
     def seconds_limit(self, limit: str) -> float:
         """The s of at: seconds:<s>, or of seconds:<algorithm> the mean training seconds of that
@@ -277,11 +283,7 @@ def _picked(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.D
         case = _Set(claim, dataset, every, final, curves)
         for method in (claim.test.a, *claim.test.b):
             try:
-                rows = case.final_rows(method)
-                limit = case.seconds_limit(claim.test.at.partition(":")[2])
+                picked.update(case.picks(method, case.final_rows(method), claim.test.metric))
             except _Untested:
                 continue
-            chosen = case.select(curves, method)
-            chosen = chosen[chosen["run_id"].isin(set(rows["run_id"]))]
-            picked.update(_at_seconds_rows(chosen, _column(claim.test.metric), limit, stopped_early_counts=True))
     return picked
