@@ -254,3 +254,20 @@ def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_v
 def test_the_html_page_keeps_an_escaped_pipe_inside_its_cell():
     page = markdown_to_html("### Claims\n\n| a | b |\n|---|---|\n| x \\|α\\| y | z |\n")
     assert "<h3>Claims</h3>" in page and "<tr><td>x |α| y</td><td>z</td></tr>" in page
+
+
+def test_the_report_of_a_results_folder_lists_each_papers_claims_after_the_numbers(tmp_path, monkeypatch):
+    from dataclasses import replace as replaced
+
+    from kernelbench.papers import Claim, ClaimTest, Selector
+    from kernelbench.report import verdicts
+    make_run(tmp_path, [{"trial": 0, "train_seconds": 1.0, "test_error": 0.15, "final": 1}])
+    test = ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")
+    claims = (Claim("dai2014", "dsg-beats-norma", "§7", 7, "DSG wins", ("a9a",), test=test),)
+    papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in verdicts.report_papers()]
+    monkeypatch.setattr(verdicts, "report_papers", lambda paper=None: [p for p in papers if paper in (None, p.id)])
+    markdown, table = build_report([tmp_path], paper="dai2014")
+    section = markdown[markdown.index("## Dai et al. 2014 (DSG): claims"):]
+    assert "| §7 | “DSG wins” (line 7) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \
+        in section and "no published run of norma on a9a" in section
+    assert table and markdown.index("| where | dataset |") < markdown.index("## Dai et al. 2014 (DSG): claims")

@@ -9,7 +9,7 @@ provenance; page.py renders a report's markdown as HTML.
 """
 from .numbers import (
     VERDICTS,
-    build_report,
+    build_numbers,
     metric_known,
     number_status,
     pooling_conflict,
@@ -20,9 +20,9 @@ from .numbers import (
 )
 from .page import markdown_to_html
 from .reproduction import absent_data, not_run_experiments, reproduction_command, reproduction_markdown, shortened
-from .verdicts import CLAIM_VERDICTS, ClaimVerdict, judge_claim, judge_paper, rows_read
+from .verdicts import CLAIM_VERDICTS, ClaimVerdict, build_report, judge_claim, judge_paper, rows_read
 
-__all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_report", "judge_claim", "judge_paper",
+__all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
            "markdown_to_html", "metric_known", "not_run_experiments", "number_status", "pooling_conflict",
            "report_papers", "reproduction_command", "reproduction_markdown", "rows_read", "select_rows", "shortened",
            "tolerance", "verdict_and_reason"]

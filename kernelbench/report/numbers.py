@@ -269,15 +269,21 @@ def _machines(folders) -> list[str]:
     return seen
 
 
-def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[dict]]:
+def results_frame(results_dirs) -> pd.DataFrame:
+    """Every row of the runs below `results_dirs` (collect_results), one frame."""
+    frames = [collect_results(d) for d in results_dirs]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def build_numbers(results_dirs, *, paper: str | None = None,
+                  df: pd.DataFrame | None = None) -> tuple[str, list[dict]]:
     """(markdown, table rows) for every published number (of one paper: its id, e.g. "gu2018"),
-    ours where results exist."""
+    ours where results exist; `df`: the rows of `results_dirs` when already read (results_frame)."""
     papers = report_papers(paper)
     entries = [e for p in papers for e in p.published]
     names = {p.id: p.name for p in papers}
-    frames = [collect_results(d) for d in results_dirs]
-    frames = [f for f in frames if not f.empty]
-    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    df = results_frame(results_dirs) if df is None else df
     folder_of = {p.name: p for d in results_dirs for p in run_folders(d)}
     # smoke runs are already left out by collect_results
     final, curves = _final_and_curves(df)
@@ -352,7 +358,7 @@ VERDICTS = ("reproduced", f"reproduced{STAND_IN}", "differs", f"differs{STAND_IN
 
 
 def verdict_and_reason(row: dict, absent: dict | None = None) -> tuple[str, str]:
-    """A build_report row's status split into the verdict and why, in words. `absent`: {dataset:
+    """A build_numbers row's status split into the verdict and why, in words. `absent`: {dataset:
     how to get it} of the data the publishing machine did not have (publish.absent_data): missing
     data is named before any missing feature, as it is the first thing a reproduction lacks."""
     status = row["status"]

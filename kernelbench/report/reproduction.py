@@ -7,16 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
-
 import kernelbench
 from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
-from kernelbench.papers import Claim
-from kernelbench.results import ABSENT_FILE, RunRecord, collect_results, config_hash, final_rows, read_results, run_folders
+from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
 
-from .numbers import INTRO, STAND_IN, VERDICTS, build_report, machine_text, report_papers, verdict_and_reason
-from .verdicts import judge_paper
+from .numbers import INTRO, VERDICTS, build_numbers, machine_text, report_papers, results_frame, verdict_and_reason
+from .verdicts import STAND_IN, claims_table, judge_paper, table_cell
 
 REPO = Path(kernelbench.__file__).resolve().parent.parent
 
@@ -87,48 +84,12 @@ def _run_line(folder: Path, record: RunRecord) -> str:
             f"scikit-learn {versions.get('scikit-learn', '?')} |")
 
 
-QUOTE_CHARS = 120      # a claim's quote is shown shortened to about this many characters
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "
                 "before any run, on the means over finished trials of the paper's published runs of each set. "
                 "A set without a finished run of every compared method is untested; one where a compared "
                 "method's test error lies within 0.5 points of the constant classifier's is not comparable. "
                 "\"all\" holds when the test holds on every tested set, \"most\" on more than half; a claim with "
                 "no tested set is not testable here.")
-
-
-def _cell(text: str) -> str:
-    """Text fit for a markdown table cell: one line, no column separator."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _shortened_quote(claim: Claim) -> str:
-    quote = " ".join(claim.quote.split())
-    if len(quote) > QUOTE_CHARS:
-        quote = quote[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-    return f"“{quote}” (line {claim.line})"
-
-
-def test_in_words(claim: Claim) -> str:
-    """A claim's test as a sentence, e.g. "test_error of cdsg lower than dsg, udsg (final), on all sets"."""
-    test = claim.test
-    if test is None:
-        return ""
-    others = ", ".join(map(str, test.b))
-    at = "" if test.at == "final" else f", within {test.at.partition(':')[2]}" + (
-        " s" if test.at.partition(":")[2].replace(".", "", 1).isdigit() else "'s mean training time")
-    per = ", at every training size" if test.per else ""
-    if test.kind == "order":
-        words = f"{test.metric} of {test.a} {test.direction} than {others}{at}{per}"
-    elif test.kind == "similar":
-        words = f"{test.metric} of {test.a} within {test.margin:g} of {others}{at}{per} (margin: {test.margin_why})"
-    elif test.kind == "ratio":
-        words = f"{test.metric} of {others} at least {test.at_least:g}× that of {test.a}{per}"
-    elif test.kind == "speedup":
-        words = (f"{test.metric} of {test.a}: speed-up from {test.threads[0]} to k threads ≥ {test.at_least:g}·k "
-                 f"for k = {', '.join(map(str, test.threads[1:]))}")
-    else:
-        words = f"{test.metric} of {test.a} grows with n_train at a log-log slope ≤ {test.at_most:g}"
-    return f"{words}; on {claim.quantifier} sets"
 
 
 def _claim_counts(verdicts) -> str:
@@ -157,8 +118,8 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
     why, and the runs it comes from (commit, config hash, machine, versions). Read from the
     published runs in `published_dir` alone (kernelbench publish): the same files give the same
     bytes, with no date but the runs' own."""
-    _, table = build_report([published_dir])
-    every = collect_results(published_dir) if Path(published_dir).is_dir() else pd.DataFrame()
+    every = results_frame([published_dir])
+    _, table = build_numbers([published_dir], df=every)
     runs: dict[str, list[str]] = {}
     cut: dict[str, list[str]] = {}          # per paper: the shortened runs, with how
     cut_ids: set[str] = set()
@@ -200,13 +161,7 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
                   f"{_claim_counts(verdicts[p.id])}; {_number_counts(counts[p.id])}; "
                   f"{n_runs} published run{'' if n_runs == 1 else 's'}.", ""]
         if verdicts[p.id]:
-            lines += ["### Claims", "", "| where | claim | test | sets tested | verdict | measurement | runs |",
-                      "|---|---|---|---|---|---|---|"]
-            for v in verdicts[p.id]:
-                lines.append(f"| {_cell(v.claim.where)} | {_cell(_shortened_quote(v.claim))} | "
-                             f"{_cell(test_in_words(v.claim))} | {v.tested} | {v.verdict} | {_cell(v.measurement)} | "
-                             f"{', '.join(v.runs)} |")
-            lines.append("")
+            lines += ["### Claims", "", *claims_table(verdicts[p.id]), ""]
         if mine:
             lines += ["### Published numbers", "",
                       ("| where | dataset | algorithm | params | metric | paper | ours (mean ± std, n) | verdict "
@@ -219,7 +174,7 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
                          f"{r['algorithm']} | {params} | {r['metric']} | {published} | {ours} | {verdict} | "
-                         f"{_cell(reason)} | {', '.join(x + (' (shortened)' if x in cut_ids else '') for x in r['runs'])} |")
+                         f"{table_cell(reason)} | {', '.join(x + (' (shortened)' if x in cut_ids else '') for x in r['runs'])} |")
         if mine:
             lines.append("")
         if p.not_tabulated:

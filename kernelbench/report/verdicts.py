@@ -20,11 +20,21 @@ import pandas as pd
 
 from kernelbench.papers import Claim, Paper, Selector
 
-from .numbers import _at_seconds_rows, _final_and_curves, _values, pooling_conflict, report_papers, select_rows
+from .numbers import (
+    STAND_IN,
+    _at_seconds_rows,
+    _final_and_curves,
+    _values,
+    build_numbers,
+    pooling_conflict,
+    report_papers,
+    results_frame,
+    select_rows,
+)
 from .numbers import rows_read as number_rows_read
 
-STAND_IN = " on stand-in data"
 CLAIM_VERDICTS = ("holds", f"holds{STAND_IN}", "does not hold", f"does not hold{STAND_IN}", "not testable here")
+QUOTE_CHARS = 120      # a claim's quote is shown shortened to about this many characters
 # A set's outcome: tested (holds, does not hold) or not (untested, not comparable)
 HOLDS, FAILS, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "untested", "not comparable"
 # An ordering among methods whose test error lies this close (points) to the constant classifier's
@@ -287,3 +297,67 @@ def _picked(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.D
             except _Untested:
                 continue
     return picked
+
+
+# ---- the claims in words ----
+
+def table_cell(text: str) -> str:
+    """Text fit for a markdown table cell: one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def shortened_quote(claim: Claim) -> str:
+    """The claim's quote, shortened to about QUOTE_CHARS characters, with its line in the paper's text."""
+    quote = " ".join(claim.quote.split())
+    if len(quote) > QUOTE_CHARS:
+        quote = quote[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
+    return f"“{quote}” (line {claim.line})"
+
+
+def described_test(claim: Claim) -> str:
+    """A claim's test as a sentence, e.g. "test_error of cdsg lower than dsg, udsg; on all sets"."""
+    test = claim.test
+    if test is None:
+        return ""
+    others = ", ".join(map(str, test.b))
+    limit = test.at.partition(":")[2]
+    try:
+        at = "" if test.at == "final" else f", within {float(limit):g} s"
+    except ValueError:
+        at = f", within {limit}'s mean training time"
+    per = ", at every training size" if test.per else ""
+    if test.kind == "order":
+        words = f"{test.metric} of {test.a} {test.direction} than {others}{at}{per}"
+    elif test.kind == "similar":
+        words = f"{test.metric} of {test.a} within {test.margin:g} of {others}{at}{per} (margin: {test.margin_why})"
+    elif test.kind == "ratio":
+        words = f"{test.metric} of {others} at least {test.at_least:g}× that of {test.a}{per}"
+    elif test.kind == "speedup":
+        words = (f"{test.metric} of {test.a}: speed-up from {test.threads[0]} to k threads ≥ {test.at_least:g}·k "
+                 f"for k = {', '.join(map(str, test.threads[1:]))}")
+    else:
+        words = f"{test.metric} of {test.a} grows with n_train at a log-log slope ≤ {test.at_most:g}"
+    return f"{words}; on {claim.quantifier} sets"
+
+
+def claims_table(verdicts: list[ClaimVerdict]) -> list[str]:
+    """The markdown table of a paper's claims: where, quote, test, sets tested, verdict,
+    measurement, runs."""
+    lines = ["| where | claim | test | sets tested | verdict | measurement | runs |", "|---|---|---|---|---|---|---|"]
+    for v in verdicts:
+        lines.append(f"| {table_cell(v.claim.where)} | {table_cell(shortened_quote(v.claim))} | "
+                     f"{table_cell(described_test(v.claim))} | {v.tested} | {v.verdict} | {table_cell(v.measurement)} | "
+                     f"{', '.join(v.runs)} |")
+    return lines
+
+
+def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[dict]]:
+    """(markdown, numbers' table rows): every published number (of one paper: its id) next to
+    ours (build_numbers), then each paper's claims with their verdicts on the same runs."""
+    df = results_frame(results_dirs)
+    markdown, table = build_numbers(results_dirs, paper=paper, df=df)
+    lines = []
+    for p in report_papers(paper):
+        if p.claims:
+            lines += [f"## {p.name}: claims", "", *claims_table(judge_paper(p, df)), ""]
+    return markdown + ("\n" + "\n".join(lines) if lines else ""), table
