@@ -153,6 +153,8 @@ def test_a_set_with_a_method_of_no_finished_cell_is_untested_and_says_so():
     # runs of another paper or figure feed nothing
     other = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2], paper="x2019"))
     assert "no published run of udsg on a9a" in judge_claim(claim(order()), other).measurement
+    absent = judge_claim(claim(order()), other, absent={"a9a": "kernelbench datasets fetch a9a"})
+    assert "no data here: the publishing machine had no copy of a9a (kernelbench datasets fetch a9a)" in absent.measurement
     fig = frame(cells("a9a", "cdsg", [0.1]), cells("a9a", "dsg", [0.2]), cells("a9a", "udsg", [0.2], figure="fig2"))
     assert judge_claim(claim(order(), figure="fig1"), fig).verdict == "not testable here"
     assert judge_claim(claim(order()), fig).verdict == "holds"

@@ -135,9 +135,9 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
                 cut.setdefault(paper_id, []).append(f"- {record.run_id}: {shortened(record)}")
                 cut_ids.add(record.run_id)
     papers = report_papers()
-    verdicts = {p.id: judge_paper(p, every) for p in papers}
-    counts = {}
     absent = {p.id: absent_data(published_dir, p.id) for p in papers}
+    verdicts = {p.id: judge_paper(p, every, absent[p.id]) for p in papers}
+    counts = {}
     for p in papers:
         mine = [verdict_and_reason(r, absent[p.id])[0] for r in table if r["paper"] == p.name]
         counts[p.id] = {v: mine.count(v) for v in VERDICTS}

@@ -81,8 +81,9 @@ class _Untested(Exception):
 class _Set:
     """One set of a claim: the rows of each compared method, and the numbers the test reads."""
 
-    def __init__(self, claim: Claim, dataset: str, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame):
-        self.claim, self.dataset = claim, dataset
+    def __init__(self, claim: Claim, dataset: str, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
+                 absent: dict | None = None):
+        self.claim, self.dataset, self.absent = claim, dataset, absent or {}
         self.every, self.final, self.curves = every, final, curves
         self.runs: set[str] = set()
 
@@ -96,6 +97,9 @@ class _Set:
         if not len(rows):
             if len(self.select(self.every, method)):
                 raise _Untested(f"the runs of {method} on {self.dataset} finished 0 cells")
+            if self.dataset in self.absent:
+                raise _Untested(f"no data here: the publishing machine had no copy of {self.dataset} "
+                                f"({self.absent[self.dataset]})")
             raise _Untested(f"no published run of {method} on {self.dataset}")
         return rows
 
@@ -235,16 +239,17 @@ def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
 
 
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
-                curves: pd.DataFrame | None = None) -> ClaimVerdict:
+                curves: pd.DataFrame | None = None, absent: dict | None = None) -> ClaimVerdict:
     """The claim's verdict from `every` row of the runs (collect_results; `final` and `curves`
-    are derived from it when not given)."""
+    are derived from it when not given). `absent`: {dataset: how to get it} of the data the
+    publishing machine had no copy of, named where a set has no run."""
     if claim.needs:
         return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}")
     if final is None or curves is None:
         final, curves = _final_and_curves(every)
     sets = []
     for dataset in claim.on:
-        case = _Set(claim, dataset, every, final, curves)
+        case = _Set(claim, dataset, every, final, curves, absent)
         try:
             outcome, text = _test_set(claim, case)
         except _Untested as why:
@@ -267,10 +272,11 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
     return ClaimVerdict(claim, verdict, "; ".join(shown) + f". {summary}", tuple(sets), runs)
 
 
-def judge_paper(paper: Paper, every: pd.DataFrame) -> list[ClaimVerdict]:
-    """Every claim of the paper judged on `every` row of the runs (collect_results)."""
+def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None) -> list[ClaimVerdict]:
+    """Every claim of the paper judged on `every` row of the runs (collect_results); `absent` as
+    judge_claim's."""
     final, curves = _final_and_curves(every)
-    return [judge_claim(claim, every, final, curves) for claim in paper.claims]
+    return [judge_claim(claim, every, final, curves, absent) for claim in paper.claims]
 
 
 def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
