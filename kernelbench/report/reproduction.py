@@ -13,7 +13,7 @@ from kernelbench.errors import OutputError
 from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
 
 from .numbers import INTRO, VERDICTS, build_numbers, machine_text, report_papers, results_frame, verdict_and_reason
-from .verdicts import STAND_IN, claims_table, judge_paper, table_cell
+from .verdicts import FLOOR_POINTS, STAND_IN, claims_table, judge_paper, table_cell
 
 REPO = Path(kernelbench.__file__).resolve().parent.parent
 
@@ -87,7 +87,7 @@ def _run_line(folder: Path, record: RunRecord) -> str:
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "
                 "before any run, on the means over finished trials of the paper's published runs of each set. "
                 "A set without a finished run of every compared method is untested; one where a compared "
-                "method's test error lies within 0.5 points of the constant classifier's is not comparable. "
+                f"method's test error lies within {FLOOR_POINTS:g} points of the constant classifier's is not comparable. "
                 "\"all\" holds when the test holds on every tested set, \"most\" on more than half; a claim with "
                 "no tested set is not testable here.")
 

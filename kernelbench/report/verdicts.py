@@ -167,6 +167,10 @@ class _Set:
         return None
 
 
+def _relation(x: float, y: float) -> str:
+    return "<" if x < y else (">" if x > y else "=")
+
+
 def _compare(claim: Claim, means: dict) -> tuple[bool, str]:
     """Whether an order / similar / ratio test holds on one set's means, and the measurement."""
     test = claim.test
@@ -175,8 +179,7 @@ def _compare(claim: Claim, means: dict) -> tuple[bool, str]:
     if test.kind == "order":
         lower = test.direction == "lower"
         ok = all(ma < means[b] if lower else ma > means[b] for b in others)
-        sign = lambda mb: "<" if ma < mb else (">" if ma > mb else "=")   # noqa: E731
-        return ok, f"{a} {_number(ma)} " + ", ".join(f"{sign(means[b])} {b} {_number(means[b])}" for b in others)
+        return ok, f"{a} {_number(ma)} " + ", ".join(f"{_relation(ma, means[b])} {b} {_number(means[b])}" for b in others)
     if test.kind == "similar":
         gaps = {b: abs(ma - means[b]) for b in others}
         ok = all(gap <= test.margin for gap in gaps.values())
