@@ -8,6 +8,8 @@ SEMI_SUPERVISED = "semi-supervised"
 
 DTYPES = ("float64", "float32")                 # the features' floating type
 SCALINGS = ("none", "standard", "minmax")       # feature scaling fitted on the training part
+# a user's data file: csv and tsv are delimited text (the delimiter their default), npz holds X and y
+FILE_FORMATS = ("svmlight", "csv", "tsv", "npy", "npz", "parquet")
 SYNTHETIC = "synthetic"                         # the dataset name of the generated replicas
 
 # What an evaluation point may measure (results.csv columns of the same names); the mean absolute
