@@ -44,7 +44,7 @@ BAD = [
     ("non-numeric-label", {"train.csv": HEADER + ROWS + "0.5,1.0,yes,3\n"}, ", label: target", None,
      ["line 22", "label", "'yes' is not a number", "encode"]),
     ("nan-in-a-cell", {"train.csv": HEADER + ROWS + "0.5,,1,3\n"}, ", label: target", None,
-     ["train.csv", "line 22, column 2 ('weight')", "missing, nan or infinite", "remove that line"]),
+     ["train.csv", "line 22 (column 2, 'weight')", "missing, nan or infinite", "remove that line"]),
     ("inf-in-npy", {"train.npy": _npy([[1.0, 0.5], [-1.0, np.inf], [1.0, 0.2]])}, None, None,
      ["train.npy", "row 2, column 0 of the features is infinite", "impute"]),
     ("empty-file", {"train.csv": ""}, "", None, ["train.csv", "no data rows"]),

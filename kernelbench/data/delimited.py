@@ -168,8 +168,8 @@ def _csv_values(path, frame, options: CsvOptions, first_line: int) -> np.ndarray
         col = int(np.flatnonzero(bad[bad_rows[0]])[0])
         what = "the label" if col == options.label_column else f"column {col + 1}"
         if options.column_names and col < len(options.column_names):
-            what += f" ({options.column_names[col]!r})"
-        raise DataError(f"{path}: line {first_line + int(bad_rows[0])}, {what}: a missing, NaN or infinite value"
+            what += f", {options.column_names[col]!r}"
+        raise DataError(f"{path}: line {first_line + int(bad_rows[0])} ({what}) holds a missing, NaN or infinite value"
                         f"{' (or one beyond the range of ' + options.dtype + ')' if options.dtype != 'float64' else ''}. "
                         "Fix or remove that line; missing values are not supported.")
     return values

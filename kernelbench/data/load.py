@@ -28,7 +28,7 @@ from .registry import DatasetSpec, FileSpec, get_spec
 from .delimited import CsvOptions, parse_csv
 from .svmlight import DENSE_MAX_FEATURES, SvmlightOptions, parse_svmlight
 from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
-from .user import DENSE_FORMATS, FileOptions, checked_arrays, infer_format, read_user_file
+from .user import DENSE_FORMATS, FileOptions, checked_arrays, infer_format, read_user_files
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
 
@@ -177,8 +177,9 @@ class UserArrays:
     y_test: object = None
 
 
-def _user_file(path, role: str, options: FileOptions, *, dtype: str, strict: bool, progress: bool):
-    X, y, note, meta = read_user_file(path, role, options, dtype=dtype, progress=progress)
+def _file_with_record(path, role: str, read, strict: bool):
+    """(path, X, y, note, provenance record) of one user file as read_user_files read it."""
+    X, y, note, meta = read
     record = _file_record(Path(path).expanduser(), role, meta, strict)
     if meta.get("columns") is not None:
         record["feature_columns"] = meta["columns"]
@@ -323,12 +324,12 @@ def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Loaded:
 
 
 def _user_parts(path, *, test_path, options: FileOptions, task, dtype, strict, progress) -> _Loaded:
-    p, X_tr, y_tr, fmt_note, record = _user_file(path, "train", options, dtype=dtype, strict=strict, progress=progress)
+    train, test = read_user_files(path, test_path, options, dtype=dtype, progress=progress)
+    p, X_tr, y_tr, fmt_note, record = _file_with_record(path, "train", train, strict)
     files, where = [record], str(p)
     X_te = y_te = None
     if test_path is not None:
-        p_te, X_te, y_te, _, test_record = _user_file(test_path, "test", options, dtype=dtype, strict=strict,
-                                                      progress=progress)
+        p_te, X_te, y_te, _, test_record = _file_with_record(test_path, "test", test, strict)
         files.append(test_record)
         where = f"{p}, {p_te}"
         fmt = options.format or infer_format(p)

@@ -4,7 +4,7 @@ and parsed once into the parsed-array cache (parse.py) like a registry file.
 
     infer_format      the format a file's suffix says (None: a suffix of some other format)
     FileOptions       how a file is read: format, delimiter, header, label column, npz array names
-    read_user_file    one file -> (X, y, what it was, its provenance record)
+    read_user_files   the training file and its test file -> (X, y, how it was read, the parse meta) each
     checked_arrays    arrays -> float arrays, or a DataError naming the row and column at fault
 """
 from __future__ import annotations
@@ -81,8 +81,26 @@ class FileOptions:
     npz_labels: str | None = None
 
 
-def read_user_file(path, role: str, options: FileOptions, *, dtype: str, progress: bool):
-    """(X, y, a note saying how it was read, the parse report's meta) of one user file."""
+def read_user_files(path, test_path, options: FileOptions, *, dtype: str, progress: bool):
+    """read_user_file of the training file and of the test file (None without one). Two svmlight files
+    are zero-based when either holds an index 0 (scikit-learn's rule for a set of files): a file read
+    one-based while the other is zero-based is read again, zero-based."""
+    train = read_user_file(path, "train", options, dtype=dtype, progress=progress)
+    if test_path is None:
+        return train, None
+    test = read_user_file(test_path, "test", options, dtype=dtype, progress=progress)
+    zero_based = [part[3].get("parse", {}).get("zero_based") for part in (train, test)]
+    if True in zero_based and False in zero_based:
+        if zero_based[0] is False:
+            train = read_user_file(path, "train", options, dtype=dtype, progress=progress, zero_based=True)
+        else:
+            test = read_user_file(test_path, "test", options, dtype=dtype, progress=progress, zero_based=True)
+    return train, test
+
+
+def read_user_file(path, role: str, options: FileOptions, *, dtype: str, progress: bool, zero_based=None):
+    """(X, y, a note saying how it was read, the parse report's meta) of one user file; `zero_based`:
+    an svmlight file's indices start at 0 (None: at 0 when an index 0 occurs, else at 1)."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise DataError(f"{role} file {p} does not exist (or is not a file). Check `dataset."
@@ -97,9 +115,11 @@ def read_user_file(path, role: str, options: FileOptions, *, dtype: str, progres
     key = f"user-{p.name}-{st.st_size}-{st.st_mtime_ns}-{hashlib.sha1(str(p.resolve()).encode()).hexdigest()[:8]}"
     if fmt == "svmlight":
         member = _zip_member(p) if compression_of(p) == "zip" else None
-        parse_options = SvmlightOptions(n_features=None, base=-1, dtype=dtype)
+        parse_options = SvmlightOptions(n_features=None, base=0 if zero_based else -1, dtype=dtype)
         X, y, meta = parse_cached(
-            p, key=key, options={"format": "svmlight", "zero_based": "auto", "member": member, "dtype": dtype},
+            # "base recorded": entries parsed before the report said which base "auto" chose are parsed again
+            p, key=key, options={"format": "svmlight", "zero_based": bool(zero_based) or "auto", "base recorded": True,
+                                 "member": member, "dtype": dtype},
             progress=progress,
             parse=lambda folder, show: parse_svmlight(p, folder, parse_options, member=member, progress=show))
         return X, y, "svmlight/LIBSVM format", meta

@@ -143,3 +143,18 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)     # import pyarrow fails
     with pytest.raises(MissingExtraError, match=r"pip install 'kernelbench\[parquet\]'"):
         _load(tmp_path / "t.parquet")
+
+
+def test_svmlight_train_and_test_files_share_one_index_base(tmp_path):
+    """An index 0 in either file makes both zero-based, as scikit-learn reads a set of files."""
+    from sklearn.datasets import load_svmlight_files
+
+    (tmp_path / "tr.svm").write_text("1 1:1 2:2\n-1 2:1\n1 1:3\n-1 2:2\n")
+    (tmp_path / "te.svm").write_text("1 0:5 1:1\n-1 2:1\n")
+    X_tr, y_tr, X_te, y_te = load_svmlight_files([str(tmp_path / "tr.svm"), str(tmp_path / "te.svm")],
+                                                 zero_based="auto")
+    ds = _load(tmp_path / "tr.svm", test_path=tmp_path / "te.svm")
+    np.testing.assert_array_equal(np.asarray(ds.X_train.todense() if sp.issparse(ds.X_train) else ds.X_train),
+                                  X_tr.toarray())
+    np.testing.assert_array_equal(np.asarray(ds.X_test.todense() if sp.issparse(ds.X_test) else ds.X_test),
+                                  X_te.toarray())
