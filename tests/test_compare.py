@@ -23,10 +23,10 @@ NORMA = json.dumps({"step": 1.0}, sort_keys=True)
 
 
 def make_run(out, experiment, algorithm, params, finals, *, dataset="digits86", task="binary", metric="test_error",
-             curve=True, status="finished"):
+             curve=True, status="finished", config=None):
     """A finished run: per trial a curve (two evaluations) ending in its final row; `finals` holds
     (trial, final value, train seconds, row status) per trial."""
-    run = Run.create(out, experiment, {"name": experiment})
+    run = Run.create(out, experiment, {"name": experiment, **(config or {})})
     run.update(dataset={"name": dataset, "task": task, "n_train": 100, "n_test": 50})
     for trial, value, seconds, row_status in finals:
         common = {"dataset": dataset, "algorithm": algorithm, "params": params, "trial": trial, "seed": trial}
@@ -105,6 +105,16 @@ def test_the_page_embeds_every_figure_the_markdown_references(tmp_path):
     assert referenced and all((md.parent / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for name in referenced)
     html = page.read_text()
     assert html.count("<img src=\"data:image/png;base64,") == len(referenced) and "figures/" not in html
+
+
+def test_a_row_that_pools_runs_of_other_stop_rules_says_so(tmp_path):
+    make_run(tmp_path, "one_pass", "dsg", DSG, [(0, 0.10, 1.0, "ok")], config={"stop": {"passes": 1}})
+    make_run(tmp_path, "ten_passes", "dsg", DSG, [(0, 0.05, 9.0, "ok")], config={"stop": {"passes": 10}})
+    make_run(tmp_path, "ten_again", "norma", NORMA, [(0, 0.05, 9.0, "ok")], config={"stop": {"passes": 10}})
+    notes = [line for line in build_comparison(find_runs([tmp_path])).markdown.splitlines()
+             if line.startswith("Note:")]
+    assert notes == ["Note: the row of dsg pools runs whose stop.passes differ (one_pass | ten_passes); "
+                     "compare them one by one to tell them apart."]
 
 
 # ------------------------------------------------------------------------------------ the command

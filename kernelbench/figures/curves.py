@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from kernelbench.figures.base import ALGORITHM_STYLE
 
@@ -22,9 +23,20 @@ def mean_curve(rows, x: str, y: str):
 
 
 def _wide(values) -> bool:
-    """Whether positive values span more than two decades: a log axis shows them better."""
-    positive = values[values > 0]
-    return len(positive) > 1 and positive.max() > 100 * positive.min()
+    """Whether values are all positive and span more than a decade: a log axis shows them better
+    (an error that reaches 0 keeps a linear axis, where its zeros show)."""
+    values = values.dropna()
+    return len(values) > 1 and values.min() > 0 and values.max() > 10 * values.min()
+
+
+def _log_scale(ax, which: str) -> None:
+    """A log axis labelled 0.05, 0.1, 0.2, 0.5, ... in plain numbers: a span of one or two decades
+    gets readable ticks (the default labels only powers of ten, or crowds the minor ones)."""
+    ax.set_xscale("log") if which == "x" else ax.set_yscale("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def method_curves(rows, panels, *, title: str = ""):
@@ -56,9 +68,9 @@ def method_curves(rows, panels, *, title: str = ""):
                     label=f"{method} ({trials[method]} trial{'s' if trials[method] > 1 else ''})")
         values = [c for c in by_method.values() if not c.empty]
         if _wide(pd.concat([c[x] for c in values])):
-            ax.set_xscale("log")
+            _log_scale(ax, "x")
         if _wide(pd.concat([c[y] for c in values])):
-            ax.set_yscale("log")
+            _log_scale(ax, "y")
         ax.set_xlabel(AXIS_LABELS.get(x, x))
         ax.set_ylabel(AXIS_LABELS.get(y, y))
         ax.grid(True, alpha=0.3)
@@ -68,7 +80,7 @@ def method_curves(rows, panels, *, title: str = ""):
             if label not in labels:
                 handles.append(h)
                 labels.append(label)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=8, frameon=False,
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=9, frameon=False,
                bbox_to_anchor=(0.5, 0.0))
     if title:
         fig.suptitle(title)

@@ -17,7 +17,7 @@ from kernelbench._vocab import HEADLINE_METRICS, METRICS
 from kernelbench.errors import KernelbenchError, OutputError
 from kernelbench.figures.base import png_bytes
 from kernelbench.figures.curves import method_curves
-from kernelbench.report.claims import pooling_conflict
+from kernelbench.report.claims import setting_differences
 from kernelbench.report.page import markdown_to_html
 from kernelbench.results import (META_FILE, RESULTS_FILE, RunRecord, final_rows, raw_rows, run_folders,
                                  run_frame)
@@ -181,9 +181,11 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
             lines.append(f"| {rows['method'].iloc[0]} | {value} | {seconds} | {_statuses(rows)} |")
         lines.append("")
         for method, rows in part.groupby("method"):
-            conflict = pooling_conflict(rows)
-            if conflict:
-                lines += [f"*{method}*: runs with other data, stop rule or protocol are pooled here ({conflict}).", ""]
+            found = setting_differences(rows)
+            if found:
+                differ, groups = found
+                lines += [f"Note: the row of {method} pools runs whose {', '.join(differ)} differ "
+                          f"({' | '.join(groups)}); compare them one by one to tell them apart.", ""]
         curves = df[(df["dataset"] == dataset) & (df["task"] == task) & (df["status"] == "ok")]
         if "fold" in curves:
             curves = curves[curves["fold"].isna()]          # the test part's curves, not validation folds
