@@ -170,7 +170,7 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
             continue
         table = final_table(part, shown)
         tables.append((title, table))
-        lines += [f"| method | {shown} | training time (s) | final status |", "|---|---|---|---|"]
+        lines += [f"| method | {shown} | training time (s) | final status |", "|---|---:|---:|---|"]
         stats = table.set_index(["algorithm", "params"])
         for (algorithm, params), rows in part.groupby(["algorithm", "params"]):
             value = seconds = "—"           # a method with no ok final row: its statuses say why

@@ -7,7 +7,7 @@ import html
 
 from markdown_it import MarkdownIt
 
-STYLE = ("body{font-family:system-ui,sans-serif;max-width:75rem;margin:1.5rem auto;padding:0 1rem;color:#222}"
+STYLE = ("body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}"
          "table{border-collapse:collapse;margin:0.5rem 0}td,th{border:1px solid #ccc;padding:2px 6px}"
          "th{background:#f3f3f3}img{max-width:100%;height:auto}code{font-size:90%}")
 
