@@ -217,3 +217,12 @@ def test_headless_chromium_renders_every_figure_and_table_of_the_page(tmp_path):
     assert all(i["complete"] and i["width"] > 100 and i["height"] > 100 and i["shown"] > 100
                for i in report["images"]), report
     assert len(report["tables"]) == 3 and all(t["rows"] >= 2 and t["height"] > 0 for t in report["tables"]), report
+
+
+def test_a_parameter_value_with_a_pipe_stays_in_its_table_cell(tmp_path):
+    odd = json.dumps({"C": 1.0, "note": "a|b"}, sort_keys=True)
+    make_run(tmp_path / "runs", "a", "dsg", odd, [(0, 0.10, 1.0, "ok")])
+    make_run(tmp_path / "runs", "b", "dsg", DSG, [(0, 0.20, 1.0, "ok")])
+    _, page = write_comparison(build_comparison(find_runs([tmp_path / "runs"])), tmp_path / "page")
+    html = page.read_text()
+    assert "<td>dsg loss=None, note=a|b</td>" in html and "<td>dsg loss=hinge, note=None</td>" in html

@@ -129,6 +129,11 @@ def section_metric(final: pd.DataFrame, metric: str | None) -> str | None:
     return next((m for m in candidates if m in final and final[m].notna().any()), None)
 
 
+def _cell(text: str) -> str:
+    """`text` in a Markdown table cell: a `|` in it (a parameter's value, a folder name) would end the cell."""
+    return str(text).replace("|", "\\|")
+
+
 def _statuses(rows: pd.DataFrame) -> str:
     counts = rows["status"].value_counts()
     return ", ".join(f"{counts[s]} {s}" for s in ("ok", "diverged", "skipped", "failed") if s in counts)
@@ -153,7 +158,8 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
     final = final_rows(df, old_runs=True)
     _check_metric(metric, final)
     labels = method_labels(final)
-    df["method"] = [labels.get(key, key[1]) for key in zip(df["dataset"], df["algorithm"], df["params"])]
+    # None for a setting with no final row on the test part (a grid's searched cells): drawn by no curve
+    df["method"] = [labels.get(key) for key in zip(df["dataset"], df["algorithm"], df["params"])]
     final = final.assign(method=df.loc[final.index, "method"])
     lines = ["# kernelbench compare", "",
              f"{len(runs)} run(s). Each method is an algorithm with its parameters (those that differ between "
@@ -178,7 +184,7 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
                 s = stats.loc[(algorithm, params)]
                 value = mean_std_text(s["mean"], s["std"], s["n"])
                 seconds = mean_std_text(s["seconds_mean"], s["seconds_std"], s["n"], digits=3)
-            lines.append(f"| {rows['method'].iloc[0]} | {value} | {seconds} | {_statuses(rows)} |")
+            lines.append(f"| {_cell(rows['method'].iloc[0])} | {value} | {seconds} | {_statuses(rows)} |")
         lines.append("")
         for method, rows in part.groupby("method"):
             found = setting_differences(rows)
@@ -186,7 +192,7 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
                 differ, groups = found
                 lines += [f"Note: the row of {method} pools runs whose {', '.join(differ)} differ "
                           f"({' | '.join(groups)}); compare them one by one to tell them apart.", ""]
-        curves = df[(df["dataset"] == dataset) & (df["task"] == task) & (df["status"] == "ok")]
+        curves = df[(df["dataset"] == dataset) & (df["task"] == task) & (df["status"] == "ok") & df["method"].notna()]
         if "fold" in curves:
             curves = curves[curves["fold"].isna()]          # the test part's curves, not validation folds
         panels = [(x, y or shown) for x, y in PANELS if x in curves and (y or shown) in curves]
@@ -203,7 +209,7 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
     lines += ["", "## Runs", "", "| run | experiment | dataset | algorithm | trials | status |", "|---|---|---|---|---|---|"]
     for run, rows in df.groupby("run_dir", sort=False):
         smoke = " (smoke)" if rows["smoke"].iloc[0] else ""
-        lines.append(f"| `{run}` | {rows['experiment'].iloc[0]}{smoke} | {', '.join(sorted(rows['dataset'].unique()))} | "
+        lines.append(f"| `{_cell(run)}` | {_cell(rows['experiment'].iloc[0])}{smoke} | {', '.join(sorted(rows['dataset'].unique()))} | "
                      f"{', '.join(sorted(rows['algorithm'].unique()))} | {rows['trial'].nunique()} | "
                      f"{rows['run_status'].iloc[0]} |")
     return Comparison("\n".join(lines) + "\n", figures, tables)
