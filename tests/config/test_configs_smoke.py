@@ -6,7 +6,6 @@ with the reason naming the missing file and where to put it.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
