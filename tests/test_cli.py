@@ -150,7 +150,8 @@ HELP_COMMANDS = [
     ([], []), (["run"], ["--out", "--seed", "--threads", "--smoke", "--quiet"]),
     (["grid"], ["--cv", "--out"]), (["datasets"], []), (["datasets", "list"], []),
     (["datasets", "info"], []), (["datasets", "fetch"], []), (["datasets", "path"], []),
-    (["algorithms"], []), (["figures"], ["--out"]), (["compare"], ["--out", "--metric"]), (["sweep"], ["--over", "--processes", "--max-seconds"]),
+    (["algorithms"], []), (["figures"], ["--out"]), (["compare"], ["--out", "--metric"]),
+    (["sweep"], ["--over", "--processes", "--max-seconds"]),
 ]
 
 

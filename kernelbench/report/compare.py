@@ -201,18 +201,29 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
             name = f"{FIGURES_DIR}/{safe_name(f'{dataset}-{task}' if task else dataset)}.png"
             figures[name] = png_bytes(fig)
             lines += [f"![{title}: curves]({name})", ""]
-    lines += ["## Parameters", ""]
+    lines += _parameters(labels) + _runs(df)
+    return Comparison("\n".join(lines) + "\n", figures, tables)
+
+
+def _parameters(labels: dict) -> list[str]:
+    """Every parameter of each method, as the runs recorded them (defaults filled in)."""
+    lines = ["## Parameters", ""]
     for (dataset, algorithm, params), label in sorted(labels.items()):
         values = json.loads(params) if params else {}
         text = ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(values.items()))
         lines.append(f"- {dataset}, **{label}**: `{text}`")
-    lines += ["", "## Runs", "", "| run | experiment | dataset | algorithm | trials | status |", "|---|---|---|---|---|---|"]
+    return lines + [""]
+
+
+def _runs(df: pd.DataFrame) -> list[str]:
+    """A row per run folder: where it is, what it ran, how it ended."""
+    lines = ["## Runs", "", "| run | experiment | dataset | algorithm | trials | status |", "|---|---|---|---|---|---|"]
     for run, rows in df.groupby("run_dir", sort=False):
         smoke = " (smoke)" if rows["smoke"].iloc[0] else ""
-        lines.append(f"| `{_cell(run)}` | {_cell(rows['experiment'].iloc[0])}{smoke} | {', '.join(sorted(rows['dataset'].unique()))} | "
-                     f"{', '.join(sorted(rows['algorithm'].unique()))} | {rows['trial'].nunique()} | "
-                     f"{rows['run_status'].iloc[0]} |")
-    return Comparison("\n".join(lines) + "\n", figures, tables)
+        datasets, algorithms = (", ".join(sorted(rows[c].unique())) for c in ("dataset", "algorithm"))
+        lines.append(f"| `{_cell(run)}` | {_cell(rows['experiment'].iloc[0])}{smoke} | {datasets} | {algorithms} | "
+                     f"{rows['trial'].nunique()} | {rows['run_status'].iloc[0]} |")
+    return lines
 
 
 def write_comparison(comparison: Comparison, out_dir) -> tuple[Path, Path]:
