@@ -16,6 +16,9 @@ SYNTHETIC = "synthetic"                         # the dataset name of the genera
 # errors are for regression only.
 METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse", "test_mae", "train_mae")
 REGRESSION_ONLY_METRICS = ("test_mae", "train_mae")
+# The metric that sums a run up, the first of these it measured: the test error, or a regression's
+# test MAE or MSE; the training error or objective of a run not scored on a test part
+HEADLINE_METRICS = ("test_error", "test_mae", "test_mse", "train_error", "objective")
 
 TAGS = ("paper", "figure", "panel", "role")     # what a run is for (config `tags:`, results columns)
 ROLES = ("ours", "baseline", "peer")            # tags.role: the paper's own algorithm, its comparator,

@@ -3,8 +3,8 @@
 The published values are data: each paper's file in kernelbench/papers (typed in from the papers'
 texts under ../shared/papers). claims.py builds the table of every published value next to ours,
 with its status; reproduction.py writes REPRODUCTION.md, the same table computed from the published
-runs alone, each verdict with its reason, and the runs' provenance; page.py renders a report's
-markdown as HTML.
+runs alone, each verdict with its reason, and the runs' provenance; page.py renders markdown as a
+standalone HTML page (markdown-it-py); compare.py is `kernelbench compare`, one page for any runs.
 """
 from .claims import (
     VERDICTS,
