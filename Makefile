@@ -48,8 +48,8 @@ test-floor:
 	$(FLOOR_VENV)/bin/python -c "import sklearn; assert sklearn.__version__ == '$(SKLEARN_FLOOR)', sklearn.__version__"
 	$(FLOOR_VENV)/bin/python -m pytest -q -m "not slow"
 
-# the documentation site into docs/site/ (ignored), warnings as errors; its references and tables
-# are generated while it builds (docs/hooks.py), so it installs the package with the docs extra
+# the documentation site into build/docs/ (ignored), warnings as errors; its references and tables
+# are generated while it builds (docs/site-config/hooks.py), so it installs the package with the docs extra
 DOCS_STAMP := $(VENV)/.installed-docs
 $(DOCS_STAMP): $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,7 +58,7 @@ $(DOCS_STAMP): $(SOURCES)
 	touch $@ $(RUN_STAMP)
 
 docs: $(DOCS_STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --config-file docs/mkdocs.yml
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --config-file docs/site-config/mkdocs.yml
 
 bench: install
 	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done
@@ -72,7 +72,7 @@ figures: install
 	$(BIN)/kernelbench figures results --out results/figures
 
 clean:
-	rm -rf build docs/site $(VENV) $(FLOOR_VENV) kernelbench/solvers/*.c kernelbench/solvers/*.so kernelbench/data/*.c kernelbench/data/*.so
+	rm -rf build $(VENV) $(FLOOR_VENV) kernelbench/solvers/*.c kernelbench/solvers/*.so kernelbench/data/*.c kernelbench/data/*.so
 
 report: install
 	$(BIN)/kernelbench report results --out results

@@ -1,5 +1,5 @@
 """The documentation site and the README. The site's references are generated when it is built
-(docs/hooks.py), so they cannot go stale; what is checked here is that the generators cover
+(docs/site-config/hooks.py), so they cannot go stale; what is checked here is that the generators cover
 everything they document (every algorithm and parameter, every command and option; every config
 field is tests/config/test_config.py's), that every generated section a page asks for exists, and
 that the README keeps to its size budget. `make docs` builds the site with warnings as errors (CI runs it)."""
@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ROOT / "docs" / "pages"
+PAGES = ROOT / "docs"
 README_BUDGET = 12 * 1024          # bytes: the README says what this is and points to the site
 
 
 @pytest.fixture(scope="module")
 def hooks():
-    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "site-config" / "hooks.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -27,7 +27,7 @@ def hooks():
 def test_readme_keeps_to_its_size_budget():
     size = len((ROOT / "README.md").read_bytes())
     assert size <= README_BUDGET, (f"README.md is {size} bytes, over its {README_BUDGET}: move the detail "
-                                   "into a page under docs/pages/")
+                                   "into a page under docs/")
 
 
 def test_readmes_links_point_to_files_of_the_repository():
@@ -39,7 +39,7 @@ def test_readmes_links_point_to_files_of_the_repository():
 def test_every_page_of_the_nav_exists_and_every_page_is_in_the_nav():
     import yaml
 
-    config = yaml.safe_load((ROOT / "docs" / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((ROOT / "docs" / "site-config" / "mkdocs.yml").read_text(encoding="utf-8"))
 
     def pages(entry):
         if isinstance(entry, str):
@@ -53,7 +53,7 @@ def test_every_page_of_the_nav_exists_and_every_page_is_in_the_nav():
     in_nav = list(pages(config["nav"]))
     on_disk = {p.relative_to(PAGES).as_posix() for p in PAGES.rglob("*.md")}
     assert len(in_nav) == len(set(in_nav)) and set(in_nav) == on_disk
-    assert config["strict"] is True and config["docs_dir"] == "pages"
+    assert config["strict"] is True and config["docs_dir"] == ".."
 
 
 def test_every_generated_section_a_page_asks_for_is_rendered(hooks):

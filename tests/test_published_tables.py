@@ -101,9 +101,9 @@ def test_a_regression_is_tabled_by_its_mse_not_as_a_percentage():
 
 
 def test_the_docs_hook_renders_these_tables_on_the_published_runs_page():
-    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "site-config" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
-    page = hooks.render((ROOT / "docs" / "pages" / "results" / "published-runs.md").read_text(encoding="utf-8"))
+    page = hooks.render((ROOT / "docs" / "results" / "published-runs.md").read_text(encoding="utf-8"))
     for paper in PAPERS:
         assert final_numbers_markdown(PUBLISHED / paper) in page, paper

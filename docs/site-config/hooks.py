@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]          # the repository: docs/ is one level down
+ROOT = Path(__file__).resolve().parents[2]          # the repository: this is docs/site-config/hooks.py
 MARKER = re.compile(r"^<!-- generated: ([\w./-]+) -->$", re.M)
 
 
