@@ -72,6 +72,7 @@ def test_an_unknown_generated_section_fails_the_build(hooks):
 
 def test_the_reproduction_page_is_reproduction_md_as_it_is(hooks):
     page = (PAGES / "results" / "reproduction.md").read_text(encoding="utf-8")
+    page = re.sub(r"\A---\n.*?\n---\n", "", page, flags=re.S)     # front matter: MkDocs takes it off first
     reproduction = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").strip()
     assert hooks.render(page).strip() == hooks.escape_placeholders(reproduction)
 
@@ -120,3 +121,11 @@ def test_the_cli_reference_has_every_command_and_option():
             for option in param.opts:
                 if option.startswith("-"):
                     assert option in sections[name], (name, option)
+
+
+def test_every_config_and_script_the_readme_and_pages_name_exists():
+    texts = [(ROOT / "README.md").read_text(encoding="utf-8")]
+    texts += [page.read_text(encoding="utf-8") for page in PAGES.rglob("*.md")]
+    named = {path for text in texts for path in re.findall(r"\b((?:configs|scripts)/[\w.-]+\.(?:yaml|py))\b", text)}
+    assert len(named) > 10
+    assert sorted(path for path in named if not (ROOT / path).is_file()) == []

@@ -14,8 +14,8 @@ from kernelbench.results import collect_results, final_rows
 # The measure of a row: the first of these columns the experiment's final rows hold a value in.
 MEASURES = (("test_error", "test error", 100.0, " %"), ("test_mse", "test MSE", 1.0, ""),
             ("test_mae", "test MAE", 1.0, ""))
-HEADER = ("| experiment | algorithm | role | threads | trials | measure | median | mean ± std "
-          "| train s (mean) |\n|---|---|---|---:|---:|---|---:|---:|---:|")
+HEADER = ("| experiment | role | threads | trials | measure | median | mean ± std | train s (mean) |\n"
+          "|---|---|---:|---:|---|---:|---:|---:|")
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,6 @@ class FinalNumbers:
     """One experiment at one setting: its final rows' measure over the trials."""
     experiment: str
     setting: str             # the parameters that tell this setting from the experiment's others ("" if one)
-    algorithm: str
     role: str
     threads: str
     trials: int
@@ -34,7 +33,7 @@ class FinalNumbers:
     statuses: tuple
 
     def row(self) -> str:
-        name = f"`{self.experiment}`" + (f" ({self.setting})" if self.setting else "")
+        name = self.experiment + (f" ({self.setting})" if self.setting else "")
         if self.values:
             values = np.asarray(self.values)
             median = f"{np.median(values):.2f}{self.unit}"
@@ -43,7 +42,7 @@ class FinalNumbers:
             seconds = f"{self.train_seconds:.1f}"
         else:
             median, spread, seconds = ", ".join(sorted(set(self.statuses))), "—", "—"
-        return (f"| {name} | `{self.algorithm}` | {self.role} | {self.threads} | {self.trials} "
+        return (f"| {name} | {self.role} | {self.threads} | {self.trials} "
                 f"| {self.measure or '—'} | {median} | {spread} | {seconds} |")
 
 
@@ -72,7 +71,7 @@ def _numbers(experiment: str, cells, setting: str) -> FinalNumbers:
             measure, scale, unit, values = label, factor, suffix, tuple(float(v) * factor for v in present)
             break
     threads = "" if first["threads"] is None or _missing(first["threads"]) else str(int(first["threads"]))
-    return FinalNumbers(experiment=experiment, setting=setting, algorithm=first["algorithm"], role=first["role"],
+    return FinalNumbers(experiment=experiment, setting=setting, role=first["role"],
                         threads=threads, trials=len(cells), measure=measure, values=values, unit=unit,
                         train_seconds=float(cells["train_seconds"].mean()), statuses=tuple(cells["status"]))
 
