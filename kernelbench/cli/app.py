@@ -292,7 +292,7 @@ def reproduce(
 
 @app.command("algorithms")
 def list_algorithms(
-    markdown: bool = typer.Option(False, "--markdown", help="the README's parameter tables"),
+    markdown: bool = typer.Option(False, "--markdown", help="the parameter tables as Markdown (the documentation site's)"),
 ):
     """Registered algorithms: tasks, parameters with defaults, what they accept, what they mean."""
     from kernelbench.estimators import algorithms
@@ -310,7 +310,7 @@ def list_algorithms(
 
 @app.command("config")
 def config_fields(
-    markdown: bool = typer.Option(False, "--markdown", help="the README's config section"),
+    markdown: bool = typer.Option(False, "--markdown", help="the fields as a Markdown table (the documentation site's)"),
 ):
     """Every config field: its default and what it means."""
     from kernelbench.config import FIELDS, VALUE_RULES, fields_markdown
