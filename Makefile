@@ -10,7 +10,7 @@ STAMP   := $(VENV)/.installed-test
 RUN_STAMP := $(VENV)/.installed
 SOURCES := pyproject.toml setup.py $(wildcard kernelbench/solvers/*.pyx kernelbench/solvers/*.pxd kernelbench/solvers/*.h kernelbench/data/*.pyx)
 
-.PHONY: install demo test test-slow test-floor bench bench-against figures report reproduce publish clean
+.PHONY: install demo test test-slow test-floor docs bench bench-against figures report reproduce publish clean
 
 # install: what `run` needs (no test, tune, Dask or oneDAL packages); the test targets add the extras
 install: $(RUN_STAMP)
@@ -47,6 +47,18 @@ test-floor:
 	$(FLOOR_VENV)/bin/python -m pip install -e ".[test]" "scikit-learn==$(SKLEARN_FLOOR)"
 	$(FLOOR_VENV)/bin/python -c "import sklearn; assert sklearn.__version__ == '$(SKLEARN_FLOOR)', sklearn.__version__"
 	$(FLOOR_VENV)/bin/python -m pytest -q -m "not slow"
+
+# the documentation site into build/docs/ (ignored), warnings as errors; its references and tables
+# are generated while it builds (docs/site-config/hooks.py), so it installs the package with the docs extra
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(SOURCES)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip setuptools wheel
+	$(BIN)/python -m pip install -e ".[docs]"
+	touch $@ $(RUN_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --config-file docs/site-config/mkdocs.yml
 
 bench: install
 	set -e; for script in scripts/bench_*.py; do echo "== $$script"; $(BIN)/python $$script; done

@@ -8,12 +8,17 @@ SEMI_SUPERVISED = "semi-supervised"
 
 DTYPES = ("float64", "float32")                 # the features' floating type
 SCALINGS = ("none", "standard", "minmax")       # feature scaling fitted on the training part
+# a user's data file: csv and tsv are delimited text (the delimiter their default), npz holds X and y
+FILE_FORMATS = ("svmlight", "csv", "tsv", "npy", "npz", "parquet")
 SYNTHETIC = "synthetic"                         # the dataset name of the generated replicas
 
 # What an evaluation point may measure (results.csv columns of the same names); the mean absolute
 # errors are for regression only.
 METRICS = ("objective", "train_error", "test_error", "test_mse", "train_mse", "test_mae", "train_mae")
 REGRESSION_ONLY_METRICS = ("test_mae", "train_mae")
+# The metric that sums a run up, the first of these it measured: the test error, or a regression's
+# test MAE or MSE; the training error or objective of a run not scored on a test part
+HEADLINE_METRICS = ("test_error", "test_mae", "test_mse", "train_error", "objective")
 
 TAGS = ("paper", "figure", "panel", "role")     # what a run is for (config `tags:`, results columns)
 ROLES = ("ours", "baseline", "peer")            # tags.role: the paper's own algorithm, its comparator,

@@ -57,8 +57,8 @@ class AlgorithmSpec:
 
 
 def parameters_markdown(specs: dict[str, AlgorithmSpec]) -> str:
-    """The README's parameter tables, derived from the declarations (`kernelbench algorithms
-    --markdown`; tests/test_readme.py keeps the README equal to it)."""
+    """The parameter tables of the documentation site's algorithm reference, derived from the
+    declarations when the site is built (also `kernelbench algorithms --markdown`)."""
     lines = []
     for name, spec in sorted(specs.items()):
         lines += [f"#### `{name}` — {spec.description}", "",

@@ -36,7 +36,7 @@ class MissingExtraError(KernelbenchError):
 
 # The optional dependencies, each behind an extra of the package: the module a feature imports,
 # and the extra that installs it (pyproject.toml's optional-dependencies).
-EXTRAS = {"optuna": "tune", "sklearnex": "onedal", "distributed": "dask"}
+EXTRAS = {"optuna": "tune", "sklearnex": "onedal", "distributed": "dask", "pyarrow": "parquet"}
 
 
 def require_extra(module: str, needed_for: str) -> None:

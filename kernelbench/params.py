@@ -7,8 +7,8 @@ An estimator class lists its parameters in one place:
 
 and everything else derives from that declaration: the keyword-only `__init__` (generated, so
 scikit-learn's get_params/clone see the same names), `_validate_params()` (run when training
-begins), the config layer's checks of `algorithm.params`, `kernelbench algorithms` and the README's
-parameter tables. A value is valid when it satisfies any one of the parameter's constraints.
+begins), the config layer's checks of `algorithm.params`, `kernelbench algorithms` and the documentation
+site's parameter tables. A value is valid when it satisfies any one of the parameter's constraints.
 
 Parameters shared by several algorithms (C, gamma, kernel, threads, ...) are declared here once.
 """

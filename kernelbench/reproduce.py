@@ -131,7 +131,8 @@ def missing_data(cfg: ExperimentConfig) -> str | None:
     if dc.synthetic() is not None:
         return None
     if dc.path is not None:
-        return None if Path(dc.path).exists() else f"{dc.path} does not exist"
+        gone = [p for p in (dc.path, dc.test_path) if p is not None and not Path(p).exists()]
+        return f"{' and '.join(gone)} does not exist" if gone else None
     spec = get_spec(dc.name)
     roles = ("train", "test") if dc.test == "official" else ("train",)
     absent = [role for role in roles if role in spec.files and resolve_local(spec.files[role]) is None]

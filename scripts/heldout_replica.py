@@ -1,4 +1,4 @@
-"""Settings checked on the held-out SUSY replica (README, "Full scale"). Every choice here is made on
+"""Settings checked on the held-out SUSY replica (docs/guide/full-scale.md). Every choice here is made on
 the training part: its last 200,000 rows validate, the rest (or a prefix of it) trains; the test
 part is printed beside the validation error, never chosen on.
 

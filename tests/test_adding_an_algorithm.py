@@ -1,4 +1,4 @@
-"""The README's "Adding an algorithm" section, followed word for word: its code block saved as a
+"""The documentation's "Adding an algorithm" page, followed word for word: its code block saved as a
 module and imported is enough for the algorithm to be registered, checked, listed, configurable,
 runnable and drawn by its tags."""
 from __future__ import annotations
@@ -16,20 +16,18 @@ from sklearn.utils.estimator_checks import check_estimator
 from kernelbench.estimators import algorithms
 from kernelbench.algorithms import ALGORITHMS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "adding-an-algorithm.md"
 
 
 def _example_code() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## Adding an algorithm", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "the section holds one python block: the whole module"
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1, "the page holds one python block: the whole module"
     return blocks[0]
 
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    """The README's module, imported as kernelbench.solvers.linear_pegasos would be."""
+    """The page's module, imported as kernelbench.solvers.linear_pegasos would be."""
     path = tmp_path_factory.mktemp("module") / "linear_pegasos.py"
     path.write_text(_example_code(), encoding="utf-8")
     spec = importlib.util.spec_from_file_location("linear_pegasos", path)

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -71,11 +72,12 @@ def run_folders(out: Path) -> list[Path]:
 
 
 def results_path_from_stdout(proc, cwd: Path) -> Path:
-    """The last stdout line names the results file ('The last line of a run prints
-    where its results went')."""
-    last = proc.stdout.strip().splitlines()[-1]
-    match = re.search(r"(\S*results\.csv)", last)
-    assert match, f"last stdout line does not name results.csv: {last!r}"
+    """The `results:` line of a run's summary names the results file; the line after it, the last,
+    is the command that makes the run's page."""
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) >= 2 and lines[-1].startswith("compare: "), f"no compare line last: {lines[-2:]!r}"
+    match = re.search(r"^results: (\S*results\.csv)$", lines[-2])
+    assert match, f"the line before the last does not name results.csv: {lines[-2]!r}"
     path = Path(match.group(1))
     return path if path.is_absolute() else cwd / path
 
@@ -148,7 +150,8 @@ HELP_COMMANDS = [
     ([], []), (["run"], ["--out", "--seed", "--threads", "--smoke", "--quiet"]),
     (["grid"], ["--cv", "--out"]), (["datasets"], []), (["datasets", "list"], []),
     (["datasets", "info"], []), (["datasets", "fetch"], []), (["datasets", "path"], []),
-    (["algorithms"], []), (["figures"], ["--out"]), (["sweep"], ["--over", "--processes", "--max-seconds"]),
+    (["algorithms"], []), (["figures"], ["--out"]), (["compare"], ["--out", "--metric"]),
+    (["sweep"], ["--over", "--processes", "--max-seconds"]),
 ]
 
 
@@ -185,6 +188,19 @@ def test_quickstart_run_succeeds_and_names_its_results(quickstart, quickstart_ru
     # stderr is not a terminal here: no progress bar
     assert "\r" not in proc.stderr and "it/s" not in proc.stderr, proc.stderr
     assert results_path_from_stdout(proc, REPO).resolve() == (folder / "results.csv").resolve()
+
+
+def test_the_compare_command_a_run_prints_makes_its_page(quickstart, quickstart_run, tmp_path):
+    folder, _, _ = quickstart_run
+    command = shlex.split(quickstart["first"].stdout.strip().splitlines()[-1].removeprefix("compare: "))
+    assert command[-2:] == ["compare", str(folder)]
+    out = tmp_path / "page"
+    proc = subprocess.run([*command, "--out", str(out)], cwd=REPO, env=_env(quickstart["data"]),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, describe(proc)
+    page = (out / "compare.md").read_text()
+    assert "| dsg |" in page and str(folder) in page                  # the run's one method, and the run
+    assert (out / "compare.html").stat().st_size > 0
 
 
 def test_quickstart_run_makes_exactly_one_run_folder(quickstart):

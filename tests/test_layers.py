@@ -10,7 +10,8 @@ A module may import modules of its own layer or of a lower one. The layers, lowe
     5  config/                                    YAML -> validated ExperimentConfig
     6  results/                                   results.csv and run.json: schema, writing, reading
     7  experiment/, figures/                      orchestration; figures from results only
-    8  report, reproduce, publish, benchmarks/    benchmarks: declared comparisons through the experiment loop
+    8  report, reproduce, publish, benchmarks/,   benchmarks: declared comparisons through the experiment loop;
+       api                                        api: the Python entry point (run a config on arrays)
     9  cli/                                       the only place that imports Typer
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ LAYERS = {
     "kernelbench.results": 6,
     "kernelbench.experiment": 7, "kernelbench.figures": 7,
     "kernelbench.report": 8, "kernelbench.reproduce": 8, "kernelbench.publish": 8,
-    "kernelbench.benchmarks": 8,
+    "kernelbench.benchmarks": 8, "kernelbench.api": 8,
     "kernelbench.cli": 9,
 }
 # Imports of kernelbench modules inside a function, each for a heavy dependency: the CLI loads a

@@ -253,7 +253,7 @@ def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_v
 
 def test_the_html_page_keeps_an_escaped_pipe_inside_its_cell():
     page = markdown_to_html("### Claims\n\n| a | b |\n|---|---|\n| x \\|α\\| y | z |\n")
-    assert "<h3>Claims</h3>" in page and "<tr><td>x |α| y</td><td>z</td></tr>" in page
+    assert "<h3>Claims</h3>" in page and "<td>x |α| y</td>" in page and "<td>z</td>" in page
 
 
 def test_the_report_of_a_results_folder_lists_each_papers_claims_after_the_numbers(tmp_path, monkeypatch):

@@ -42,7 +42,7 @@ class Benchmark:
     fresh_process: bool = False        # each run in a process of its own (its peak memory)
 
 
-# The user's pipelines (no paper ran them at this size), with the settings of the README's tables:
+# The user's pipelines (no paper ran them at this size), with the settings the full-scale guide names:
 # RBFSampler with 2048 components, SGDClassifier hinge α = 1e-4 over chunks of 10,000 rows, the
 # exact SVMs with LIBSVM's default C = 1 from a 2,000-row prefix doubled; γ by the median trick on the
 # standardised training part, the rule our solvers use for `gamma: median`.

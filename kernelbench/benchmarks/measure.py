@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kernelbench.config import ExperimentConfig, TuneConfig, config_from_dict, load_config
+from kernelbench.config.sections import FILE_KEYS
 from kernelbench.data.synthetic import SHAPES, SyntheticSpec, write_files
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.estimators import algorithms
@@ -158,8 +159,8 @@ def peer_data(bench: Benchmark, methods: list[Method], options: BenchOptions) ->
     if first is None:
         raise ConfigError(f"no config of {bench.name} for data set {options.dataset!r} in {options.configs}")
     dataset = load_config(config_path(first, options)).dataset
-    return {"name": dataset.name, "test": dataset.test, "subsample": dataset.subsample,
-            **({"path": dataset.path} if dataset.path else {})}
+    own_file = {key: getattr(dataset, key) for key in ("path",) + FILE_KEYS if getattr(dataset, key) is not None}
+    return {"name": dataset.name, "test": dataset.test, "subsample": dataset.subsample, **own_file}
 
 
 def absent(method: Method) -> str | None:

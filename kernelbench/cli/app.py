@@ -18,10 +18,10 @@ import yaml
 import kernelbench
 
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
+from kernelbench._vocab import METRICS, PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
 from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
-from kernelbench.cli.summaries import print_grid_summary, print_run_summary, print_tune_summary
+from kernelbench.cli.summaries import print_compare_command, print_grid_summary, print_run_summary, print_tune_summary
 from kernelbench.cli.sweep import sweep
 from kernelbench.data.fetch import fetch_file, resolve_local
 from kernelbench.data.registry import get_spec
@@ -45,6 +45,7 @@ def _choices(name: str, values) -> type[enum.Enum]:
 Protocol = _choices("Protocol", PROTOCOLS)
 Validation = _choices("Validation", VALIDATIONS)
 Paper = _choices("Paper", paper_ids())
+Metric = _choices("Metric", METRICS)
 
 
 def _value(choice):
@@ -165,6 +166,7 @@ def run(
         _exit_interrupted(e)
     print_run_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
+    print_compare_command(path, _command())
 
 
 @app.command()
@@ -200,6 +202,7 @@ def grid(
         _exit_interrupted(e)
     print_grid_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
+    print_compare_command(path, _command())
 
 
 @app.command()
@@ -289,7 +292,7 @@ def reproduce(
 
 @app.command("algorithms")
 def list_algorithms(
-    markdown: bool = typer.Option(False, "--markdown", help="the README's parameter tables"),
+    markdown: bool = typer.Option(False, "--markdown", help="the parameter tables as Markdown (the documentation site's)"),
 ):
     """Registered algorithms: tasks, parameters with defaults, what they accept, what they mean."""
     from kernelbench.estimators import algorithms
@@ -307,7 +310,7 @@ def list_algorithms(
 
 @app.command("config")
 def config_fields(
-    markdown: bool = typer.Option(False, "--markdown", help="the README's config section"),
+    markdown: bool = typer.Option(False, "--markdown", help="the fields as a Markdown table (the documentation site's)"),
 ):
     """Every config field: its default and what it means."""
     from kernelbench.config import FIELDS, VALUE_RULES, fields_markdown
@@ -370,6 +373,26 @@ def publish(
                  reproduction=reproduction, figures_dir=out / "figures", echo=typer.echo,
                  absent_data=(lambda p: absent_data(p, configs, results)) if known else None,
                  not_run=(lambda p: not_run(p, configs, results, out)) if known else None)
+
+
+@app.command()
+def compare(
+    runs: list[Path] = typer.Argument(..., help="run folders, or folders searched (recursively) for run folders"),
+    out: Path = typer.Option(Path("results/compare"), "--out", help="where compare.md, compare.html and "
+                                                                   "figures/ go (replaced)"),
+    metric: Optional[Metric] = typer.Option(None, "--metric", help="the final value and the curves' y axis "
+                                            "(default: test_error, or a regression's test_mae / test_mse)"),
+):
+    """One page for your runs: each method's final metric and training time as mean ± std (n) over
+    trials and runs, and its curves (the metric against training time and samples seen, the
+    objective against time), as compare.html (figures inside) and compare.md (beside PNG files)."""
+    from kernelbench.report.compare import build_comparison, find_runs, write_comparison
+
+    comparison = build_comparison(find_runs(runs), metric=_value(metric))
+    markdown_page, html_page = write_comparison(comparison, out)
+    for title, table in comparison.tables:
+        typer.echo(f"{title}: {len(table)} method(s)")
+    typer.echo(f"compare: {html_page} (and {markdown_page} with {len(comparison.figures)} PNG file(s))")
 
 
 @app.command()

@@ -1,12 +1,16 @@
 """What `run`, `grid` and `tune` print when they finish: each trial's final metric and the values it
-resolved at fit time, a grid's cells and its best, a tune's search and its decision. Read from the run
-folder, as any reader would (pandas and the results layer load when a command ends, not at start)."""
+resolved at fit time, a grid's cells and its best, a tune's search and its decision, and the
+command that draws a run's page. Read from the run folder, as any reader would (pandas and the
+results layer load when a command ends, not at start)."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import typer
+
+from kernelbench._vocab import HEADLINE_METRICS
 
 
 def print_grid_summary(run_dir: Path):
@@ -66,8 +70,7 @@ def print_run_summary(run_dir: Path):
     if df.empty:
         return
     for _, r in final_rows(df, folds=True).iterrows():
-        metric = next((m for m in ("test_error", "test_mae", "test_mse", "train_error", "objective")
-                       if m in r and r[m] == r[m]), None)   # first metric that is not NaN
+        metric = next((m for m in HEADLINE_METRICS if m in r and r[m] == r[m]), None)   # first one not NaN
         value = f"{metric}={r[metric]:.4f}" if metric else ""
         fold = "" if pd.isna(r["fold"]) else f" fold {r['fold']}"      # protocol: paper
         resolved = resolved_text([r["resolved"]])       # e.g. gamma: scale as the number it became
@@ -78,3 +81,11 @@ def print_run_summary(run_dir: Path):
         for s in record.summary or []:
             error = "" if s.get("test_error") is None else f", test_error={s['test_error']:.4f}"
             typer.echo(f"trial {s['trial']} (mean of {s['folds']} folds): {s['status']}{error}")
+
+
+def print_compare_command(run_dir: Path, command) -> None:
+    """The command line that makes the run's page (`kernelbench compare`), started as the user
+    started this one (`command`: the command line, for the console script or `python -m`)."""
+    from kernelbench.experiment import program_words
+
+    typer.echo(f"compare: {shlex.join([*program_words(command), 'compare', str(run_dir)])}")

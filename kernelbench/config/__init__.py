@@ -7,8 +7,8 @@ misspelt key or name, suggests the closest match.
 
 Each field is declared once, in its section's class (sections.py: type, default, the kind of value it
 accepts, its meaning); the dataclass, the keys each section accepts, the check of each value, the
-reference `kernelbench config` prints (`FIELDS`) and the README's config section (`fields_markdown`,
-kept equal by tests/test_readme.py) all derive from that declaration.
+reference `kernelbench config` prints (`FIELDS`) and the documentation site's config reference
+(`fields_markdown`, rendered when the site is built) all derive from that declaration.
 
     values.py     refusals, numbers as YAML 1.1 leaves them, the kinds of value, durations
     declare.py    field(...), @section, reading a section, the reference
@@ -35,5 +35,5 @@ FIELDS: tuple = documented(ExperimentConfig)
 
 
 def fields_markdown() -> str:
-    """The README's config section: every field, its default and meaning, and the value rules."""
+    """The documentation site's config reference: every field, its default and meaning, and the value rules."""
     return markdown(FIELDS)

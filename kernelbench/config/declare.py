@@ -9,7 +9,7 @@ A config section is a class whose every field is one declaration,
 and everything else derives from it: the frozen dataclass (the annotation and the default), the keys
 the section accepts, the check of each value and its refusal (`read_section`: the kind's `read`), and
 the reference -- what the kind accepts (its `describe`), the default, the doc -- that `kernelbench
-config` prints and the README's config section is generated from (`FIELDS`, `fields_markdown`).
+config` prints and the documentation site's config reference is generated from (`FIELDS`, `fields_markdown`).
 Rules that tie fields together (dataset `name` xor `path`, ...) are small
 functions beside the section's reader, not declarations.
 """
@@ -138,7 +138,7 @@ def documented(cls, prefix: str = "") -> tuple:
 
 
 def markdown(fields: tuple) -> str:
-    """The README's config section: every field, its default and meaning, and the value rules."""
+    """The documentation site's config reference: every field, its default and meaning, and the value rules."""
     lines = ["| field | default | meaning |", "|---|---|---|"]
     for f in fields:
         doc = f.doc.replace("|", "\\|")

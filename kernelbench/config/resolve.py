@@ -17,15 +17,16 @@ from kernelbench._vocab import REGRESSION_ONLY_METRICS, SYNTHETIC
 from kernelbench.config.algorithm import read_algorithm, read_grid, read_then
 from kernelbench.config.dataset import dataset_task, read_dataset
 from kernelbench.config.declare import keys, read_section
-from kernelbench.config.sections import (SYNTHETIC_KEYS, TOP_LEVEL_KEYS, DatasetConfig, EvaluateConfig,
+from kernelbench.config.sections import (FILE_KEYS, SYNTHETIC_KEYS, TOP_LEVEL_KEYS, DatasetConfig, EvaluateConfig,
                                          ExperimentConfig, StopConfig, TagsConfig, TuneConfig)
 from kernelbench.config.values import _fail, _show, _suggest
 from kernelbench.errors import ConfigError
 from kernelbench.papers import paper_ids
 from kernelbench.spaces import parse_space, space_to_dict
 
-def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
-    """Read a YAML config (yaml.safe_load only), apply CLI overrides, validate, resolve."""
+def load_config(path, *, overrides: dict | None = None, arrays: str | None = None) -> ExperimentConfig:
+    """Read a YAML config (yaml.safe_load only), apply CLI overrides, validate, resolve. `arrays`: the
+    data come as arrays (`train` or `train+test`, kernelbench.api.run), not from a file the config names."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -52,7 +53,7 @@ def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
                           f"({', '.join(TOP_LEVEL_KEYS)}), got {_show(data)}")
     try:
         return _build(data, default_name=safe_name(path.stem, default="experiment"), overrides=overrides,
-                      base_dir=path.resolve().parent, source=str(path))
+                      base_dir=path.resolve().parent, source=str(path), arrays=arrays)
     except ConfigError as e:
         err = ConfigError(f"{path}: {e}")
         err.field = getattr(e, "field", None)
@@ -60,13 +61,14 @@ def load_config(path, *, overrides: dict | None = None) -> ExperimentConfig:
 
 
 def config_from_dict(data: dict, *, default_name: str = "experiment", overrides: dict | None = None,
-                     base_dir=None) -> ExperimentConfig:
-    """Validate an already-parsed config. `base_dir` resolves a relative dataset.path (default: cwd)."""
+                     base_dir=None, arrays: str | None = None) -> ExperimentConfig:
+    """Validate an already-parsed config. `base_dir` resolves a relative dataset.path (default: cwd);
+    `arrays` as load_config."""
     if not isinstance(data, dict):
         raise ConfigError(f"the config must be a mapping of keys ({', '.join(TOP_LEVEL_KEYS)}), "
                           f"got {_show(data)}")
     return _build(data, default_name=default_name, overrides=overrides,
-                  base_dir=Path(base_dir) if base_dir is not None else Path.cwd(), source=None)
+                  base_dir=Path(base_dir) if base_dir is not None else Path.cwd(), source=None, arrays=arrays)
 
 
 def config_to_dict(cfg: ExperimentConfig) -> dict:
@@ -78,7 +80,8 @@ def config_to_dict(cfg: ExperimentConfig) -> dict:
                     if (f.name not in SYNTHETIC_KEYS or cfg.dataset.name == SYNTHETIC)
                     # classes and variant only when set: the configs (and resume) of earlier runs stay
                     # as they were
-                    and not (f.name in ("classes", "variant") and getattr(cfg.dataset, f.name) is None)},
+                    and not (f.name in ("classes", "variant") + FILE_KEYS + ("arrays",)
+                             and getattr(cfg.dataset, f.name) is None)},
         "algorithm": {"name": cfg.algorithm.name, "params": _plain(cfg.algorithm.params)},
         "grid": _plain(cfg.grid),
         "cv": cfg.cv,
@@ -129,7 +132,7 @@ def _apply_overrides(data: dict, overrides: dict | None):
     return data, threads
 
 
-def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) -> ExperimentConfig:
+def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source, arrays=None) -> ExperimentConfig:
     data = copy.deepcopy(data)
     data, threads = _apply_overrides(data, overrides)
     if data.get("name") is None:
@@ -138,7 +141,7 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source) 
     if values["seed"] + values["trials"] - 1 > 2**32 - 1:
         _fail("seed", f"seeds seed .. seed + trials - 1 must stay below 2**32, got seed={values['seed']}, "
                       f"trials={values['trials']}")
-    dataset = read_dataset(data.get("dataset"), base_dir)
+    dataset = read_dataset(data.get("dataset"), base_dir, arrays)
     task = dataset_task(dataset)
     algorithm, spec, fields = read_algorithm(data.get("algorithm"), threads=threads, task=task)
     grid = read_grid(data.get("grid"), spec, fields, algorithm.params, task=task)

@@ -2,10 +2,11 @@
 the resolved config (and the reference) lists them."""
 from __future__ import annotations
 
-from kernelbench._vocab import (DTYPES, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS,
+from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS,
                                 VALIDATIONS)
 from kernelbench.config.declare import field, keys, section
-from kernelbench.config.values import Count, Duration, Flag, Labels, Number, Subset, Text, Words
+from kernelbench.config.values import (Column, Count, Delimiter, Duration, Flag, FlagOrAuto, Labels, Number, Subset,
+                                       Text, Words)
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -17,13 +18,30 @@ _ROWS = Count(1, "an integer", most=MAX_ROWS, refusal=f"at most {MAX_ROWS:,} row
 class DatasetConfig:
     name: str | None = field(None, "a registry dataset, or `synthetic` for a generated replica (the keys marked "
                                    "synthetic below)", shown="", required=True)
-    path: str | None = field(None, "a user data file (svmlight, CSV, ...); a relative path is taken from the "
-                                   "config's folder", shown="", required=True)
+    path: str | None = field(None, "a user data file (svmlight, CSV, TSV, .npy, .npz, Parquet; "
+                                   "docs/guide/own-data.md); a relative path is taken from the config's folder", shown="", required=True)
+    test_path: str | None = field(None, "a separate test file for `path` (same format and columns); the training "
+                                        "file is then not split (`test` is the file)", shown="")
+    format: str | None = field(None, "the format of `path` (and `test_path`); csv and tsv are delimited text",
+                               Words(FILE_FORMATS),
+                               shown="from the suffix: .csv, .tsv, .npy, .npz, .parquet, else svmlight")
+    delimiter: str | None = field(None, "what separates the fields of a csv / tsv file", Delimiter(),
+                                  shown="`,` (.csv), tab (.tsv)")
+    header: bool | str | None = field(None, "whether a csv / tsv file's first line names the columns (auto: "
+                                            "when it holds a word that is not a number)", FlagOrAuto(), shown="auto")
+    label: int | str | None = field(None, "the column of a csv / tsv / npy / parquet file that holds the "
+                                          "labels (targets); the other columns are the features", Column(),
+                                    shown="0 (the first column)")
+    npz_features: str | None = field(None, "the name of an npz file's features array (rows × features)",
+                                     Text(100, "an array name"), shown="X")
+    npz_labels: str | None = field(None, "the name of an npz file's labels array", Text(100, "an array name"),
+                                   shown="y")
     subsample: int | None = field(None, "a seeded random subset of the training part",
                                   Count(1, "a positive integer"))
-    test: str | float = field("official", "`official` (the published test file), `none`, or a fraction in (0, 1) "
-                                          "split off the data file (stratified for classification); null means none",
-                              shown="official (registry), 0.2 (user file)")
+    test: str | float = field("official", "`official` (the published test file, or `test_path`), `none`, or a "
+                                          "fraction in (0, 1) split off the data file (stratified for "
+                                          "classification); null means none",
+                              shown="official (registry, test_path), 0.2 (user file)")
     labeled: int | None = field(None, "semi-supervised: L training rows keep their labels (drawn per trial seed, "
                                       "both classes guaranteed), every other training row is unlabeled (NaN); "
                                       "kernelbench/semisupervised.py", Count(1, "a positive integer"))
@@ -64,6 +82,8 @@ class DatasetConfig:
                                 Count(1, "an integer", among=VARIANTS,
                                       refusal=f"expected one of {', '.join(map(str, VARIANTS))}, got {{}}"),
                                 shown="1")
+    arrays: str | None = field(None, "the data are arrays handed to kernelbench.api.run: `train` (X, y) or "
+                                     "`train+test` (X_test, y_test too)", key=False)
 
     def synthetic(self) -> dict | None:
         """The synthetic generator's arguments (kernelbench.data.synthetic.SyntheticSpec), or None."""
@@ -74,6 +94,8 @@ class DatasetConfig:
 
 
 SYNTHETIC_KEYS = ("shape", "n", "n_test", "noise", "data_seed", "variant")
+# how a user's file is read (`path`, `test_path`): only with `path`
+FILE_KEYS = ("test_path", "format", "delimiter", "header", "label", "npz_features", "npz_labels")
 DATASET_KEYS = keys(DatasetConfig, leave_out=SYNTHETIC_KEYS)
 
 

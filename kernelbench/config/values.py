@@ -283,3 +283,46 @@ class Duration:
 
     def describe(self) -> str:
         return "seconds, or 90s, 10m, 1h"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a table: its name in the header (a string) or its index (an integer, negative counting
+    from the end)."""
+
+    def read(self, value, path: str):
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not value.strip()):
+            _fail(path, f"expected a column name (a string, as in the header) or an index (an integer, -1 the "
+                        f"last column), got {_show(value)}")
+        return value
+
+    def describe(self) -> str:
+        return "a column name (needs a header) or an index (0 the first, -1 the last)"
+
+
+@dataclass(frozen=True)
+class Delimiter:
+    """One character that separates the fields of a line, or `tab`."""
+
+    def read(self, value, path: str) -> str:
+        if value == "tab":
+            return "\t"
+        if not isinstance(value, str) or len(value) != 1 or value in "\r\n\"":
+            _fail(path, f"expected one character such as ',' or ';' (or the word tab), got {_show(value)}")
+        return value
+
+    def describe(self) -> str:
+        return "one character, or tab"
+
+
+@dataclass(frozen=True)
+class FlagOrAuto:
+    """true, false or `auto` (decided from the data)."""
+
+    def read(self, value, path: str):
+        if value != "auto" and not isinstance(value, bool):
+            _fail(path, f"expected true, false or auto, got {_show(value)}")
+        return value
+
+    def describe(self) -> str:
+        return "true | false | auto"

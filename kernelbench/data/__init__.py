@@ -9,9 +9,9 @@ then downloaded (https only; KERNELBENCH_OFFLINE=1 forbids it). Every user-fixab
 kernelbench.errors.DataError whose message names the file and the fix.
 """
 from .fetch import data_dirs, dataset_info, fetch
-from .load import Dataset, infer_task, load_dataset
+from .load import Dataset, UserArrays, infer_task, load_dataset
 from .preprocess import prepare
 from .registry import dataset_names
 
 __all__ = ["Dataset", "dataset_names", "dataset_info", "data_dirs", "fetch", "load_dataset", "prepare",
-           "infer_task"]
+           "infer_task", "UserArrays"]

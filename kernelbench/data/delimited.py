@@ -26,6 +26,7 @@ class CsvOptions:
     delimiter: str = ","
     dtype: str = "float64"
     expected_rows: int | None = None
+    column_names: tuple = ()       # the header's names: errors name the column
 
 
 def csv_has_header(path: Path, member, delimiter: str) -> bool:
@@ -147,9 +148,12 @@ def _csv_values(path, frame, options: CsvOptions, first_line: int) -> np.ndarray
             bad = np.flatnonzero(conv.isna().to_numpy() & frame[col].notna().to_numpy())
             if bad.size:
                 what = "label" if col == options.label_column else f"column {col + 1}"
+                if options.column_names and col < len(options.column_names):
+                    what += f" ({options.column_names[col]!r})"
                 raise DataError(
                     f"{path}: line {first_line + int(bad[0])}, {what}: {str(frame[col].iloc[bad[0]])[:40]!r} is "
-                    "not a number. Every value (labels included) must be numeric; fix that line"
+                    "not a number. Every value (labels included) must be numeric: fix that line, or encode "
+                    "categories (and class names) as numbers"
                     + (" (or remove a header line)" if first_line + int(bad[0]) == 1 else "") + ".")
             frame[col] = conv
     values = frame.to_numpy(dtype=np.float64)
@@ -161,7 +165,11 @@ def _csv_values(path, frame, options: CsvOptions, first_line: int) -> np.ndarray
         bad |= cast
     bad_rows = np.flatnonzero(bad.any(axis=1))
     if bad_rows.size:
-        raise DataError(f"{path}: line {first_line + int(bad_rows[0])} holds a missing, NaN or infinite value"
+        col = int(np.flatnonzero(bad[bad_rows[0]])[0])
+        what = "the label" if col == options.label_column else f"column {col + 1}"
+        if options.column_names and col < len(options.column_names):
+            what += f", {options.column_names[col]!r}"
+        raise DataError(f"{path}: line {first_line + int(bad_rows[0])} ({what}) holds a missing, NaN or infinite value"
                         f"{' (or one beyond the range of ' + options.dtype + ')' if options.dtype != 'float64' else ''}. "
                         "Fix or remove that line; missing values are not supported.")
     return values

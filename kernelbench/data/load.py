@@ -10,24 +10,25 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from kernelbench._vocab import DTYPES, SYNTHETIC
 from kernelbench.errors import DataError
 
-from .delimited import CsvOptions, csv_has_header, parse_csv
 from .fetch import fetch_file
 from .local import compression_of, data_dirs, mismatch_error, record_verified, stamped_sha256, verify_file
 from .parse import parse_cached
 from .parts import check_labels, classes_task, concat_features, keep_classes, split_fraction
 from .qm7 import Qm7Options, parse_qm7
 from .registry import DatasetSpec, FileSpec, get_spec
+from .delimited import CsvOptions, parse_csv
 from .svmlight import DENSE_MAX_FEATURES, SvmlightOptions, parse_svmlight
 from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
+from .user import DENSE_FORMATS, FileOptions, checked_arrays, infer_format, read_user_files
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
 
@@ -166,42 +167,23 @@ def _load_builtin(ds: DatasetSpec):
 
 # ------------------------------------------------------------------ user files
 
-def _user_file(path, *, dtype: str, strict: bool, progress: bool):
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise DataError(f"Data file {p} does not exist (or is not a file). Check the `path:` value.")
-    stem = p.name.lower()
-    for suffix in (".xz", ".bz2", ".gz"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-    member = None
-    if compression_of(p) == "zip":
-        try:
-            names = zipfile.ZipFile(p).namelist()
-        except zipfile.BadZipFile as exc:
-            raise DataError(f"{p}: not a valid zip archive ({exc}). Replace the file.") from None
-        if len(names) != 1:
-            raise DataError(f"{p}: zip archive holds {len(names)} files; pass a single data file instead.")
-        member = names[0]
-        stem = member.lower()
-    st = p.stat()
-    key = _file_key(p, None, "user-" + p.name)
-    if stem.endswith(".csv"):
-        header_rows = 1 if csv_has_header(p, member, ",") else 0
-        note = "CSV, label in the first column" + (", first line taken as a header" if header_rows else "")
-        options = CsvOptions(label_column=0, header_rows=header_rows, delimiter=",", dtype=dtype)
-        X, y, meta = parse_cached(
-            p, key=key, options={"format": "csv", "header_rows": header_rows, "member": member,
-                                 "size": st.st_size, "dtype": dtype}, progress=progress,
-            parse=lambda folder, show: parse_csv(p, folder, options, member=member, progress=show))
-    else:
-        note = "svmlight/LIBSVM format"
-        options = SvmlightOptions(n_features=None, base=-1, dtype=dtype)
-        X, y, meta = parse_cached(
-            p, key=key, options={"format": "svmlight", "zero_based": "auto", "member": member, "dtype": dtype},
-            progress=progress,
-            parse=lambda folder, show: parse_svmlight(p, folder, options, member=member, progress=show))
-    return p, X, y, note, _file_record(p, "train", meta, strict)
+@dataclass(frozen=True)
+class UserArrays:
+    """A data set handed over in Python (kernelbench.api.run): features and labels, and optionally a test
+    part. X may be dense (array-like) or scipy sparse."""
+    X: object
+    y: object
+    X_test: object = None
+    y_test: object = None
+
+
+def _file_with_record(path, role: str, read, strict: bool):
+    """(path, X, y, note, provenance record) of one user file as read_user_files read it."""
+    X, y, note, meta = read
+    record = _file_record(Path(path).expanduser(), role, meta, strict)
+    if meta.get("columns") is not None:
+        record["feature_columns"] = meta["columns"]
+    return Path(path).expanduser(), X, y, note, record
 
 
 def infer_task(y: np.ndarray) -> str:
@@ -231,13 +213,17 @@ def _parse_test(test):
 
 
 def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, progress=True,
-                 dtype="float64", strict=False, synthetic=None, classes=None) -> Dataset:
-    """Load a registry dataset (`name`), a user's file (`path`) or synthetic data
-    (name="synthetic", `synthetic`: a SyntheticSpec or a dict of its fields) with a test part.
+                 dtype="float64", strict=False, synthetic=None, classes=None, test_path=None,
+                 file_options: FileOptions | None = None, arrays: UserArrays | None = None) -> Dataset:
+    """Load a registry dataset (`name`), a user's file (`path`, with its test file `test_path`), arrays
+    (`arrays`: a UserArrays) or synthetic data (name="synthetic", `synthetic`: a SyntheticSpec or a dict
+    of its fields) with a test part.
 
     test: "official" (the registry's test file, else its split protocol, else a seeded 25% split;
-          for synthetic data its independent test rows), a fraction in (0, 1) (seeded split of the
-          training file, stratified for classification), or "none".
+          for synthetic data its independent test rows; a user's test file or test arrays), a
+          fraction in (0, 1) (seeded split of the training file, stratified for classification),
+          or "none".
+    file_options: how a user's files are read (format, delimiter, header, label column, npz names).
     task: overrides the registry's task (e.g. 'regression' for a multi-class set) or the inferred one.
     dtype: "float64" or "float32" (features; parsed caches are kept in this type).
     strict: refuse a file that needs repairs (svmlight.py) instead of repairing it.
@@ -245,11 +231,17 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
           labels leave both parts before any split; two classes make a binary task (the labels keep
           their raw values: the binary solvers encode them), more a multi-class one.
     """
-    if (name is None) == (path is None):
-        raise DataError("Give exactly one of a dataset name (a registry key) or path= (your own data file).")
+    if sum(source is not None for source in (name, path, arrays)) != 1:
+        raise DataError("Give exactly one of a dataset name (a registry key), path= (your own data file) or "
+                        "arrays= (your own arrays).")
+    if test_path is not None and path is None:
+        raise DataError("test_path= is the test file of a user's data file: give path= too.")
     if dtype not in DTYPES:
         raise DataError(f"dtype={dtype!r} is not allowed: use one of {', '.join(DTYPES)}.")
     test = _parse_test(test)
+    if (test_path is not None or (arrays is not None and arrays.X_test is not None)) and test != "official":
+        raise DataError(f"test={test!r} with a test file (or test arrays): the test part is that file; drop "
+                        "test= (or pass test='official'), or drop the test file to split the training file.")
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
         raise DataError(f"seed={seed!r} must be an integer.")
     seed = int(seed)
@@ -257,8 +249,11 @@ def load_dataset(name=None, *, path=None, test="official", seed=0, task=None, pr
         parts = _synthetic_parts(synthetic, test=test, task=task, dtype=dtype)
     elif name is not None:
         parts = _registry_parts(name, test=test, task=task, dtype=dtype, strict=strict, progress=progress)
+    elif arrays is not None:
+        parts = _array_parts(arrays, task=task, dtype=dtype)
     else:
-        parts = _user_parts(path, task=task, dtype=dtype, strict=strict, progress=progress)
+        parts = _user_parts(path, test_path=test_path, options=file_options or FileOptions(), task=task,
+                            dtype=dtype, strict=strict, progress=progress)
     if classes is not None:
         _keep_classes(parts, classes, task)
     _add_test_part(parts, test, seed)
@@ -277,7 +272,7 @@ class _Loaded:
     y_test: np.ndarray | None = None
     declared_task: str | None = None    # the registry's task (None: inferred or synthetic)
     split: dict = field(default_factory=lambda: {"protocol": "stratified", "test_fraction": 0.25})
-    official_test: str = "file"         # what an official test part is: the registry's "file", synthetic "rows"
+    official_test: str = "official test file"     # what the given test part is (synthetic: its test rows)
     notes: list = field(default_factory=list)
     files: list = field(default_factory=list)
     provenance: dict = field(default_factory=dict)
@@ -287,7 +282,7 @@ def _synthetic_parts(synthetic, *, test, task, dtype) -> _Loaded:
     spec = synthetic if isinstance(synthetic, SyntheticSpec) else SyntheticSpec(**(synthetic or {}))
     X_tr, y_tr, X_te, y_te, info = make(spec)
     parts = _Loaded(label=SYNTHETIC, where=f"synthetic {info['shape']} data", task=task or "binary",
-                   X_train=X_tr, y_train=y_tr, official_test="rows", provenance={"synthetic": info})
+                   X_train=X_tr, y_train=y_tr, official_test="official test rows", provenance={"synthetic": info})
     parts.notes.append(f"synthetic replica of {info['shape']} ({info['generator']}, variant {info.get('variant', 1)}, "
                        f"seed {info['seed']}): "
                        f"{info['n']:,} training rows, label noise {info['noise']:g} = Bayes error")
@@ -328,13 +323,59 @@ def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Loaded:
                   y_test=y_te, declared_task=ds.task, split=ds.split, notes=notes, files=files)
 
 
-def _user_parts(path, *, task, dtype, strict, progress) -> _Loaded:
-    p, X_tr, y_tr, fmt_note, record = _user_file(path, dtype=dtype, strict=strict, progress=progress)
+def _user_parts(path, *, test_path, options: FileOptions, task, dtype, strict, progress) -> _Loaded:
+    train, test = read_user_files(path, test_path, options, dtype=dtype, progress=progress)
+    p, X_tr, y_tr, fmt_note, record = _file_with_record(path, "train", train, strict)
+    files, where = [record], str(p)
+    X_te = y_te = None
+    if test_path is not None:
+        p_te, X_te, y_te, _, test_record = _file_with_record(test_path, "test", test, strict)
+        files.append(test_record)
+        where = f"{p}, {p_te}"
+        fmt = options.format or infer_format(p)
+        if fmt in DENSE_FORMATS:        # svmlight files name their columns: a test file may use fewer
+            _same_columns(X_tr, X_te, f"training file {p}", f"test file {p_te}", record, test_record)
     resolved_task = task or infer_task(y_tr)
     note = (f"user file {p} ({fmt_note}); task {resolved_task}"
             + ("" if task else " (inferred; pass task= to override)"))
-    return _Loaded(label=str(path), where=str(p), task=resolved_task, X_train=X_tr, y_train=y_tr, notes=[note],
-                  files=[record])
+    return _Loaded(label=str(path), where=where, task=resolved_task, X_train=X_tr, y_train=y_tr, X_test=X_te,
+                  y_test=y_te, official_test="the test file (test_path)", notes=[note], files=files)
+
+
+def _array_parts(arrays: UserArrays, *, task, dtype) -> _Loaded:
+    """Arrays handed over in Python, checked as a file's rows are."""
+    X_tr, y_tr = checked_arrays(arrays.X, arrays.y, "the training arrays (X, y)", dtype=dtype)
+    X_te = y_te = None
+    described = {"train": _array_record(X_tr, y_tr)}
+    if arrays.X_test is not None or arrays.y_test is not None:
+        X_te, y_te = checked_arrays(arrays.X_test, arrays.y_test, "the test arrays (X_test, y_test)", dtype=dtype)
+        _same_columns(X_tr, X_te, "X", "X_test")
+        described["test"] = _array_record(X_te, y_te)
+    resolved_task = task or infer_task(y_tr)
+    note = (f"arrays handed over in Python; task {resolved_task}"
+            + ("" if task else " (inferred; set dataset.task to override)"))
+    return _Loaded(label="arrays", where="the arrays", task=resolved_task, X_train=X_tr, y_train=y_tr, X_test=X_te,
+                  y_test=y_te, official_test="the test arrays (X_test, y_test)", notes=[note], provenance={"arrays": described})
+
+
+def _array_record(X, y) -> dict:
+    """What run.json says of arrays: their shape and a digest of their values."""
+    digest = hashlib.sha256()
+    for part in ((X.data, X.indices, X.indptr) if sp.issparse(X) else (X,)) + (y,):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return {"rows": int(X.shape[0]), "features": int(X.shape[1]), "sparse": bool(sp.issparse(X)),
+            "sha256": digest.hexdigest()}
+
+
+def _same_columns(X_tr, X_te, train: str, test: str, train_record=None, test_record=None) -> None:
+    if X_tr.shape[1] != X_te.shape[1]:
+        raise DataError(f"{train} has {X_tr.shape[1]} feature columns but {test} has {X_te.shape[1]}. The test "
+                        "part needs the training part's columns (and the label column in the same place).")
+    names = [r.get("feature_columns") for r in (train_record or {}, test_record or {})]
+    if None not in names and names[0] != names[1]:
+        i = next(i for i, (a, b) in enumerate(zip(*names)) if a != b)
+        raise DataError(f"{test}'s header differs from {train}'s: feature column {i} is {names[1][i]!r} there, "
+                        f"{names[0][i]!r} here. Give both files the same columns in the same order.")
 
 
 def _keep_classes(parts: _Loaded, classes, task) -> None:
@@ -355,7 +396,7 @@ def _add_test_part(parts: _Loaded, test, seed: int) -> None:
     if parts.X_test is not None:
         parts.X_train, parts.X_test = concat_features(parts.X_train, parts.X_test)
         check_labels(task, parts.y_train, parts.y_test, where)
-        parts.notes.append(f"test = official test {parts.official_test} ({parts.X_test.shape[0]} rows)")
+        parts.notes.append(f"test = {parts.official_test} ({parts.X_test.shape[0]} rows)")
         return
     check_labels(task, parts.y_train, None, where)
     if test == "none":

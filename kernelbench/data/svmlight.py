@@ -162,6 +162,8 @@ class _SvmlightParse:
         if options.expected_rows is not None and report.rows != options.expected_rows:
             raise row_count_error(path, f"{report.rows:,}", options)
         np.save(folder / "y.npy", np.concatenate(self.labels))
+        if options.base < 0:
+            report.zero_based = self.min_index == 0
         if self.writer is not None:
             self.writer.close()
         else:

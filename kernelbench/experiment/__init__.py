@@ -13,7 +13,7 @@
     tuning.py     `kernelbench tune`
 """
 from .cells import Cell, Execution, train_cell
-from .folder import Interrupted, resume_command
+from .folder import Interrupted, program_words, resume_command
 from .grid import grid_search
 from .prepare import Prepared, prepare_experiment
 from .run import run_experiment
@@ -21,4 +21,4 @@ from .timing import Point, Trace, trace
 from .tuning import tune
 
 __all__ = ["Cell", "Execution", "Interrupted", "Point", "Prepared", "Trace", "grid_search", "prepare_experiment",
-           "resume_command", "run_experiment", "trace", "train_cell", "tune"]
+           "program_words", "resume_command", "run_experiment", "trace", "train_cell", "tune"]

@@ -73,14 +73,19 @@ def resume_command(command) -> str:
     """The user's command line (sys.argv) with --resume (not for `reproduce`, which resumes what
     it finds unfinished), shell-quoted, runnable from the same folder: `python -m kernelbench.cli`
     when it ran as a module, the console script otherwise."""
-    program, *args = list(command or ["kernelbench"])
-    if Path(program).name in ("cli.py", "__main__.py") or program in ("-c", "-m"):
-        prefix = [_runnable(sys.executable), "-m", "kernelbench.cli"]
-    else:
-        prefix = [_runnable(program)]
+    _, *args = list(command or ["kernelbench"])
     if "--resume" not in args and "reproduce" not in args[:1]:    # reproduce resumes by itself
         args.append("--resume")
-    return shlex.join(prefix + args)
+    return shlex.join(program_words(command) + args)
+
+
+def program_words(command) -> list[str]:
+    """How the user started kernelbench (`command`: sys.argv), for a command line to print:
+    `python -m kernelbench.cli` when it ran as a module, the console script otherwise."""
+    program = list(command or ["kernelbench"])[0]
+    if Path(program).name in ("cli.py", "__main__.py") or program in ("-c", "-m"):
+        return [_runnable(sys.executable), "-m", "kernelbench.cli"]
+    return [_runnable(program)]
 
 
 def _runnable(program: str) -> str:

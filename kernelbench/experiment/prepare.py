@@ -9,7 +9,8 @@ import numpy as np
 from kernelbench._vocab import SEMI_SUPERVISED
 from kernelbench.config import ExperimentConfig, StopConfig, expand_grid
 from kernelbench.data import Dataset, dataset_info, load_dataset, prepare
-from kernelbench.data.load import classes_task
+from kernelbench.data.load import UserArrays, classes_task
+from kernelbench.data.user import FileOptions
 from kernelbench.errors import ConfigError, DataError, require_extra
 from kernelbench.estimators import algorithms
 from kernelbench.algorithms import AlgorithmSpec
@@ -29,9 +30,10 @@ class Prepared:
     labeled: int | None = None        # dataset.labeled: the semi-supervised protocol (semisupervised.py)
 
 
-def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: bool = True) -> Prepared:
-    """Resolve the algorithm and load + prepare the dataset; every user error surfaces here,
-    before any training."""
+def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: bool = True,
+                       arrays: UserArrays | None = None) -> Prepared:
+    """Resolve the algorithm and load + prepare the dataset (`arrays`: the data handed over in Python,
+    for a config with dataset.arrays); every user error surfaces here, before any training."""
     spec = algorithms()[cfg.algorithm.name]
     for module in spec.requires:            # before any data is read
         require_extra(module, f"algorithm {spec.name!r}")
@@ -42,10 +44,17 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
                           "rows alone (the protocol's supervised baseline), or remove dataset.labeled")
     if dc.name is not None and dc.synthetic() is None:   # registry: refuse before any download
         _check_task(dc.name, dc.task or classes_task(dc.classes) or dataset_info(dc.name)["task"], spec)
+    if (arrays is None) != (dc.arrays is None):
+        raise ConfigError("the config says the data are arrays handed over in Python, but none came (or arrays "
+                          "came for a config that names its data): pass the arrays to kernelbench.api.run")
     data = load_dataset(dc.name, path=dc.path, test=dc.test, seed=cfg.seed, task=dc.task,
                         progress=progress, dtype=dc.dtype, strict=dc.strict, synthetic=dc.synthetic(),
-                        classes=dc.classes)
-    _check_task(data.name, data.task, spec)
+                        classes=dc.classes, test_path=dc.test_path, arrays=arrays,
+                        file_options=FileOptions(format=dc.format, delimiter=dc.delimiter, header=dc.header,
+                                                 label=dc.label, npz_features=dc.npz_features,
+                                                 npz_labels=dc.npz_labels))
+    inferred = dc.name is None and dc.task is None and dc.classes is None
+    _check_task(data.name, data.task, spec, inferred_from=data.y_train if inferred else None)
     subsample = dc.subsample
     if smoke:
         subsample = min(subsample or SMOKE_TRAIN_ROWS, SMOKE_TRAIN_ROWS)
@@ -66,10 +75,17 @@ def prepare_experiment(cfg: ExperimentConfig, *, smoke: bool = False, progress: 
     return Prepared(spec, data, evaluation_rows(data.X_train.shape[0], cfg.seed), labeled)
 
 
-def _check_task(name, task, spec: AlgorithmSpec):
+def _check_task(name, task, spec: AlgorithmSpec, inferred_from=None):
+    """`inferred_from`: the labels a user's data set's task was inferred from (the message says how)."""
     if task not in spec.tasks:
+        how = ""
+        if inferred_from is not None:
+            labels = np.unique(inferred_from)
+            how = (f" (inferred from its labels: {labels.size} distinct values"
+                   f"{', not all integers' if not np.all(labels == np.round(labels)) else ''}; set dataset.task "
+                   "if they are class labels, or map them to two classes for a binary algorithm)")
         raise DataError(
-            f"dataset {name!r} is a {task} task, but algorithm {spec.name!r} handles "
+            f"dataset {name!r} is a {task} task{how}, but algorithm {spec.name!r} handles "
             f"{', '.join(spec.tasks)}; choose another dataset or algorithm (kernelbench algorithms)")
 
 

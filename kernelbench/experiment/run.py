@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from kernelbench.config import ExperimentConfig, expand_grid
+from kernelbench.data import UserArrays
 from kernelbench.estimators import algorithms
 
 from .cells import Cell, Execution, execute, finished_rows, outcome
@@ -22,8 +23,10 @@ SUMMARY_COLUMNS = ("params", "trial", "status", "test_error", "test_mse", "train
 
 
 def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, quiet=False,
-                   command=None, resume=False, execution: Execution | None = None) -> Path:
+                   command=None, resume=False, execution: Execution | None = None,
+                   arrays: UserArrays | None = None) -> Path:
     """Run every (grid cell, trial) of `cfg`, evaluating on the test part; returns the run folder.
+    `arrays`: the data handed over in Python (kernelbench.api.run), for a config with dataset.arrays.
 
     With `protocol: paper` (Geng et al. §6.1) the test part is not used: the data file is the
     training part -- for `dataset.test: <fraction>` what remains after that fraction is split
@@ -37,7 +40,7 @@ def run_experiment(cfg: ExperimentConfig, *, out_dir="results", smoke=False, qui
     spec = algorithms()[cfg.algorithm.name]
     if smoke:
         cfg = smoke_config(cfg, spec)
-    prepared = prepare_experiment(cfg, smoke=smoke, progress=execution.show)
+    prepared = prepare_experiment(cfg, smoke=smoke, progress=execution.show, arrays=arrays)
     paper = cfg.protocol == "paper"
     if paper:                   # the paper scores its unlabeled folds; the test part stays unread
         prepared = replace(prepared, data=replace(prepared.data, X_test=None, y_test=None))

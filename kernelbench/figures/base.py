@@ -84,3 +84,11 @@ def save_figure(fig, stem: Path, formats=("png",), *, palette: bool = False) -> 
         written.append(path)
     plt.close(fig)
     return written
+
+
+def png_bytes(fig, *, dpi: int = 110) -> bytes:
+    """`fig` as PNG bytes (for a page that embeds it), closed."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    return buffer.getvalue()

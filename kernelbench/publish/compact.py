@@ -93,8 +93,8 @@ def _without_paths(value):
 
 def published_config(config):
     """A resolved config as a published run.json holds it: comparable_config (no tags) with the
-    tags kept, dataset.path its file name, no absolute path in any text. Its config_hash is the
-    same on every machine."""
+    tags kept, dataset.path (and test_path) its file name, no absolute path in any text. Its config_hash
+    is the same on every machine."""
     if not isinstance(config, dict):
         return config
     tags = config.get("tags")
@@ -102,8 +102,9 @@ def published_config(config):
     if tags is not None:
         config["tags"] = json.loads(json.dumps(tags, default=str))
     dataset = config.get("dataset")
-    if isinstance(dataset, dict) and isinstance(dataset.get("path"), str):
-        config["dataset"] = {**dataset, "path": file_name(dataset["path"])}
+    if isinstance(dataset, dict):
+        config["dataset"] = {**dataset, **{key: file_name(dataset[key]) for key in ("path", "test_path")
+                                           if isinstance(dataset.get(key), str)}}
     return _without_paths(config)
 
 

@@ -5,7 +5,8 @@ from the papers' texts under ../shared/papers). numbers.py builds the table of e
 number next to ours, with its status; verdicts.py tests each claim (a conclusion the paper draws
 from an experiment) on the runs; reproduction.py writes REPRODUCTION.md from the published runs
 alone: per paper its claims' verdicts, its numbers' verdicts with their reasons, and the runs'
-provenance; page.py renders a report's markdown as HTML.
+provenance; page.py renders markdown as a standalone HTML page (markdown-it-py); compare.py is
+`kernelbench compare`, one page for any runs.
 """
 from .numbers import (
     VERDICTS,

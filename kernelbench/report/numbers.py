@@ -234,10 +234,9 @@ def _setting(params: str, config: str) -> str:
     return json.dumps(setting, sort_keys=True)
 
 
-def pooling_conflict(rows: pd.DataFrame) -> str | None:
-    """Why these rows must not be pooled into one number (None when they may): they come from runs
-    whose resolved settings differ, e.g. two configs tagged for the same panel with other losses.
-    The message names each setting's experiments and what differs."""
+def setting_differences(rows: pd.DataFrame) -> tuple[list, list] | None:
+    """What differs between the settings (_setting) of the runs these rows come from: (the dotted
+    keys that differ, e.g. "stop.passes", the experiments of each setting); None for one setting."""
     if rows.empty:
         return None
     configs = rows["config"] if "config" in rows else pd.Series([""] * len(rows), index=rows.index)
@@ -248,6 +247,17 @@ def pooling_conflict(rows: pd.DataFrame) -> str | None:
     flat = [{f"{part}.{k}": v for part, values in s.items() for k, v in (values or {}).items()} for s in parsed]
     differ = sorted(k for k in set().union(*flat) if len({json.dumps(f.get(k)) for f in flat}) > 1)
     groups = [", ".join(sorted(set(rows.loc[settings == s, "experiment"]))) for s in settings.unique()]
+    return differ, groups
+
+
+def pooling_conflict(rows: pd.DataFrame) -> str | None:
+    """Why these rows must not be pooled into one number (None when they may): they come from runs
+    whose resolved settings differ, e.g. two configs tagged for the same panel with other losses.
+    The message names each setting's experiments and what differs."""
+    found = setting_differences(rows)
+    if found is None:
+        return None
+    differ, groups = found
     return (f"not pooled: {len(groups)} settings differ in {', '.join(differ)} ({' | '.join(groups)}); "
             "report one of them (kernelbench report <run folder>) or tag them apart")
 

@@ -451,7 +451,7 @@ def test_every_declared_key_is_in_the_reference_and_the_config_command():
 
 def test_every_declared_key_is_accepted_as_a_key():
     """Whatever the value, a declared key is never refused as unknown (the reverse -- an undeclared
-    key is refused -- is tests/test_readme.py's)."""
+    key is refused -- is test_every_key_the_config_accepts_is_documented's)."""
     for key in _declared_keys():
         section_name, _, name = key.rpartition(".")
         data = _synthetic_or_full(section_name)
@@ -578,3 +578,19 @@ def test_mutated_configs_validate_or_raise_config_error(data):
         for value in cfg.algorithm.params.values():
             assert not (isinstance(value, float) and not math.isfinite(value))
         assert config_from_dict(config_to_dict(cfg)) == cfg
+
+
+def test_every_key_the_config_accepts_is_documented():
+    """The validation accepts exactly the documented keys: each section's keys come from FIELDS, and
+    an undocumented key is refused as unknown."""
+    documented = {f.key for f in FIELDS}
+    for section in ("", "dataset", "stop", "evaluate", "tune", "tags"):
+        bogus = {"undocumented_key": 1}
+        data = {"dataset": {"name": "digits86"}, "algorithm": "dsg"}
+        if section:
+            data.setdefault(section, {}).update(bogus)
+        else:
+            data.update(bogus)
+        with pytest.raises(ConfigError, match="undocumented_key: unknown key"):
+            config_from_dict(data)
+    assert {"dataset.labeled", "stop.passes", "tune.budget", "tags.paper", "then"} <= documented

@@ -7,7 +7,7 @@ algorithm.name, both with '-' written as '_'. A variant tells apart several conf
 the paper id where papers share the pair (a9a_dsg_dai2014, a9a_dsg_li2016; the figure sets of Dai
 et al., Li & Poczos and Gu et al. carry theirs throughout), or what differs within one paper
 (_grid, _5pass, _diag, _avg). The run name (`name:`, written into results) is the file's
-stem. Every config but quickstart.yaml carries tags.paper (figures and the report select runs by
+stem. Every config but the demos (quickstart.yaml, own_data_csv.yaml: your own CSV files) carries tags.paper (figures and the report select runs by
 tags, never by names). The list is collected at import time: a new config is checked by being added.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from kernelbench.papers import paper_ids
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs").glob("*.y*ml"))
-UNTAGGED = {"quickstart"}          # the offline demo: no paper's experiment
+UNTAGGED = {"quickstart", "own_data_csv"}   # the offline demos: no paper's experiment
 VARIANT = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
 
 

@@ -6,7 +6,6 @@ with the reason naming the missing file and where to put it.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 
@@ -96,7 +95,9 @@ def test_config_smoke_runs(config, kb_env, tmp_path, monkeypatch, capsys):
     folders = [p for p in out.iterdir() if p.is_dir()]
     assert len(folders) == 1, folders
     results = folders[0] / "results.csv"
-    assert re.search(re.escape(str(results)), captured.out.strip().splitlines()[-1]), report
+    *_, results_line, compare_line = captured.out.strip().splitlines()
+    assert results_line == f"results: {results}", report
+    assert compare_line.startswith("compare: ") and compare_line.endswith(f" compare {folders[0]}"), report
     frame = pd.read_csv(results)
     assert len(frame) >= 1 and frame["final"].iloc[-1] == 1, frame   # the cell finished
     assert (frame["status"] == "ok").all(), frame[["iteration", "status", "message"]]

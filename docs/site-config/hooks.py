@@ -1,0 +1,71 @@
+"""MkDocs hook: the generated parts of the site, rendered at build time from the declarations and
+the committed results, never committed as copies. A page asks for one with a marker line,
+`<!-- generated: NAME -->` (NAME below); an unknown name fails the build."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]          # the repository: this is docs/site-config/hooks.py
+MARKER = re.compile(r"^<!-- generated: ([\w./-]+) -->$", re.M)
+
+
+def _algorithms() -> str:
+    from kernelbench.algorithms import parameters_markdown
+    from kernelbench.estimators import algorithms
+    return parameters_markdown(algorithms())
+
+
+def _config() -> str:
+    from kernelbench.config import fields_markdown
+    return fields_markdown()
+
+
+def _cli() -> str:
+    from kernelbench.cli.reference import cli_markdown
+    return cli_markdown()
+
+
+def _reproduction() -> str:
+    return (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
+
+
+def _published(paper: str):
+    def render() -> str:
+        from kernelbench.report.tables import final_numbers_markdown
+        table = final_numbers_markdown(ROOT / "results" / "published" / paper)
+        return table or f"No published run of {paper} yet (`kernelbench publish {paper}`)."
+    return render
+
+
+def _generators() -> dict:
+    from kernelbench.papers import paper_ids
+    return {"algorithms": _algorithms, "config": _config, "cli": _cli, "REPRODUCTION.md": _reproduction,
+            **{f"published/{paper}": _published(paper) for paper in paper_ids()}}
+
+
+def render(markdown: str) -> str:
+    """`markdown` with every marker line replaced by what it names."""
+    def replace(match: re.Match) -> str:
+        name, generators = match.group(1), _generators()
+        if name not in generators:
+            raise ValueError(f"unknown generated section {name!r}: use one of {', '.join(generators)}")
+        return escape_placeholders(generators[name]().strip())
+    return MARKER.sub(replace, markdown)
+
+
+def escape_placeholders(text: str) -> str:
+    """Help texts and docs write placeholders as <name>, meant literally; outside code Markdown would
+    take them for HTML tags and drop them."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            line = re.sub(r"(`[^`]*`)|<", lambda m: m.group(1) or "&lt;", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return render(markdown)

@@ -1,0 +1,131 @@
+"""The documentation site and the README. The site's references are generated when it is built
+(docs/site-config/hooks.py), so they cannot go stale; what is checked here is that the generators cover
+everything they document (every algorithm and parameter, every command and option; every config
+field is tests/config/test_config.py's), that every generated section a page asks for exists, and
+that the README keeps to its size budget. `make docs` builds the site with warnings as errors (CI runs it)."""
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ROOT / "docs"
+README_BUDGET = 12 * 1024          # bytes: the README says what this is and points to the site
+
+
+@pytest.fixture(scope="module")
+def hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "site-config" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_keeps_to_its_size_budget():
+    size = len((ROOT / "README.md").read_bytes())
+    assert size <= README_BUDGET, (f"README.md is {size} bytes, over its {README_BUDGET}: move the detail "
+                                   "into a page under docs/")
+
+
+def test_readmes_links_point_to_files_of_the_repository():
+    links = re.findall(r"\]\(([^)#]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert links
+    assert [link for link in links if "://" not in link and not (ROOT / link).exists()] == []
+
+
+def test_every_page_of_the_nav_exists_and_every_page_is_in_the_nav():
+    import yaml
+
+    config = yaml.safe_load((ROOT / "docs" / "site-config" / "mkdocs.yml").read_text(encoding="utf-8"))
+
+    def pages(entry):
+        if isinstance(entry, str):
+            yield entry
+        elif isinstance(entry, list):
+            for item in entry:
+                yield from pages(item)
+        else:
+            for value in entry.values():
+                yield from pages(value)
+    in_nav = list(pages(config["nav"]))
+    on_disk = {p.relative_to(PAGES).as_posix() for p in PAGES.rglob("*.md")}
+    assert len(in_nav) == len(set(in_nav)) and set(in_nav) == on_disk
+    assert config["strict"] is True and config["docs_dir"] == ".."
+
+
+def test_every_generated_section_a_page_asks_for_is_rendered(hooks):
+    asked = {name for page in PAGES.rglob("*.md")
+             for name in hooks.MARKER.findall(page.read_text(encoding="utf-8"))}
+    assert {"algorithms", "config", "cli", "REPRODUCTION.md"} <= asked
+    for page in PAGES.rglob("*.md"):
+        rendered = hooks.render(page.read_text(encoding="utf-8"))
+        assert "<!-- generated:" not in rendered, page
+
+
+def test_an_unknown_generated_section_fails_the_build(hooks):
+    with pytest.raises(ValueError, match="unknown generated section 'nonsense'"):
+        hooks.render("# page\n<!-- generated: nonsense -->\n")
+
+
+def test_the_reproduction_page_is_reproduction_md_as_it_is(hooks):
+    page = (PAGES / "results" / "reproduction.md").read_text(encoding="utf-8")
+    page = re.sub(r"\A---\n.*?\n---\n", "", page, flags=re.S)     # front matter: MkDocs takes it off first
+    reproduction = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").strip()
+    assert hooks.render(page).strip() == hooks.escape_placeholders(reproduction)
+
+
+def test_placeholders_outside_code_are_shown_not_taken_for_html(hooks):
+    text = "writes <name>.yaml, `<name>.yaml`\n```text\nrun <config>\n```\nfig<N>"
+    assert hooks.escape_placeholders(text) == ("writes &lt;name>.yaml, `<name>.yaml`\n```text\nrun <config>\n```\n"
+                                               "fig&lt;N>")
+
+
+def test_the_algorithm_reference_has_every_algorithm_and_parameter():
+    from kernelbench.algorithms import parameters_markdown
+    from kernelbench.estimators import algorithms
+
+    specs = algorithms()
+    text = parameters_markdown(specs)
+    sections = re.split(r"^#### ", text, flags=re.M)[1:]
+    assert [re.match(r"`([^`]+)`", s).group(1) for s in sections] == sorted(specs)
+    for section, (name, spec) in zip(sections, sorted(specs.items())):
+        rows = re.findall(r"^\| `([^`]+)` \|", section, re.M)
+        assert rows == list(spec.parameters), name
+
+
+def test_the_cli_reference_has_every_command_and_option():
+    """Walked independently of the generator: the commands Typer builds, and each one's options."""
+    import typer
+
+    from kernelbench.cli import app
+    from kernelbench.cli.reference import cli_markdown
+
+    text = cli_markdown()
+    headings = re.findall(r"^#+ `(kernelbench[^`]*)`", text, re.M)
+
+    def walk(name, command):
+        yield name, command
+        for child, sub in sorted(getattr(command, "commands", {}).items()):
+            yield from walk(f"{name} {child}", sub)
+    expected = dict(walk("kernelbench", typer.main.get_command(app)))
+    assert {"kernelbench run", "kernelbench tune", "kernelbench datasets fetch"} <= set(expected)
+    assert set(headings) == set(expected) - {"kernelbench"}
+    sections = dict(zip(headings, re.split(r"^#+ `kernelbench[^`]*`", text, flags=re.M)[1:]))
+    for name, command in expected.items():
+        if name == "kernelbench":
+            continue
+        for param in command.params:
+            for option in param.opts:
+                if option.startswith("-"):
+                    assert option in sections[name], (name, option)
+
+
+def test_every_config_and_script_the_readme_and_pages_name_exists():
+    texts = [(ROOT / "README.md").read_text(encoding="utf-8")]
+    texts += [page.read_text(encoding="utf-8") for page in PAGES.rglob("*.md")]
+    named = {path for text in texts for path in re.findall(r"\b((?:configs|scripts)/[\w.-]+\.(?:yaml|py))\b", text)}
+    assert len(named) > 10
+    assert sorted(path for path in named if not (ROOT / path).is_file()) == []
