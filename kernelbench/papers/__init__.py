@@ -102,7 +102,10 @@ CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth")
 # The numbers a claim may compare: columns of results.csv's final rows (errors in percent),
 # test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent)
 CLAIM_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
-                 "objective", "train_seconds", "predict_seconds", "n_support_vectors")
+                 "objective", "train_seconds", "predict_seconds", "n_support_vectors", "merge_time_share")
+# A merge method's time saved against GSS-standard at the same budget (percent): improvement_vs_gss:<merge>
+# (training time), merge_time_improvement_vs_gss:<merge> (merging time)
+CLAIM_GAINS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
 QUANTIFIERS = ("all", "most")
 DIRECTIONS = ("lower", "higher")
 
@@ -410,10 +413,12 @@ def _selector(check: _File, where: str, value) -> Selector:
 def _claim_metric(check: _File, where: str, value) -> str:
     metric = _text(check, where, value)
     kind, _, name = metric.partition(":")
-    if metric in CLAIM_METRICS or (kind in ("counter", "counter%") and name):
+    if metric in CLAIM_METRICS or (kind in ("counter", "counter%") and name) or (
+            metric.startswith(CLAIM_GAINS) and name):
         return metric
     check.fail(where, f"unknown metric {metric!r}; the metrics are {', '.join(CLAIM_METRICS)}, "
-                      "counter:<name> and counter%:<name>")
+                      "counter:<name>, counter%:<name>, improvement_vs_gss:<merge> and "
+                      "merge_time_improvement_vs_gss:<merge>")
 
 
 def _claim_at(check: _File, where: str, value) -> str:

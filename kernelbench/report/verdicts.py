@@ -5,8 +5,10 @@ Per set of the claim's `on`, each compared method's number is the mean over its 
 (status ok, final rows; or, with `at: seconds:…`, each trial's last evaluation within that many
 training seconds) of the runs tagged with the claim's paper (and figure), that dataset and that
 algorithm (and params). A set is untested when a compared method has no such run, or its runs
-finished no cell; not comparable when a compared method's test error lies within FLOOR_POINTS of
-the constant classifier's (the claim's `floor`). The claim holds when its test holds on every
+finished no cell; not comparable when the test misses only between methods that both sit at the
+constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or both make no test
+error: an ordering between classifiers that learned nothing (or tie at perfect) means nothing,
+while one that beats the constant classifier against one that does not is a measurement. The claim holds when its test holds on every
 tested set (quantifier all) or on more than half of them (most); with no tested set it is not
 testable here. Any stand-in set among those tested gives the "on stand-in data" forms, naming it.
 """
@@ -21,7 +23,9 @@ import pandas as pd
 from kernelbench.papers import Claim, Paper, Selector
 
 from .numbers import (
+    GAIN_METRICS,
     STAND_IN,
+    _counter,
     _at_seconds_rows,
     _final_and_curves,
     _values,
@@ -106,6 +110,8 @@ class _Set:
     def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float:
         """The mean over trials of `metric` on the method's final rows `rows` (of one training size),
         read where the test's `at` says."""
+        if metric.startswith(GAIN_METRICS):
+            return self.gain(method, metric)
         conflict = pooling_conflict(rows)
         if conflict:
             raise _Untested(f"{method} on {self.dataset}: {conflict}")
@@ -156,42 +162,84 @@ class _Set:
 
     def below_floor(self, rows_by_method: dict) -> str | None:
         """Which compared method's test error lies within FLOOR_POINTS of the set's floor, if any."""
+        saturated = self.saturated(rows_by_method)
+        return next(iter(saturated.values()), None)
+
+    def saturated(self, rows_by_method: dict) -> dict:
+        """{method: why} of the compared methods whose test error says nothing about what they
+        learned: within FLOOR_POINTS of the constant classifier's (the set's floor), or exactly 0
+        (every test row right: two such methods tie whatever they learned)."""
         floor = self.claim.floor.get(self.dataset)
-        if floor is None:
-            return None
+        found = {}
         for method, rows in rows_by_method.items():
             errors = _values(rows, "test_error")
-            if len(errors) and abs(errors.mean() - floor) <= FLOOR_POINTS:
-                return (f"{method} test error {_number(errors.mean())} % lies within {FLOOR_POINTS:g} points of the "
-                        f"constant classifier's {_number(floor)} %")
-        return None
+            if not len(errors):
+                continue
+            if floor is not None and abs(errors.mean() - floor) <= FLOOR_POINTS:
+                found[method] = (f"{method} test error {_number(errors.mean())} % lies within {FLOOR_POINTS:g} points "
+                                 f"of the constant classifier's {_number(floor)} %")
+            elif errors.max() == 0:
+                found[method] = f"{method} test error 0 % (every test row right)"
+        return found
+
+    def gain(self, method: Selector, metric: str) -> float:
+        """improvement_vs_gss:<merge> (merge_time_improvement_vs_gss:<merge>): 100·(1 − mean
+        training (merging) time of that merge method / that of GSS-standard), both at the method's
+        other params (its budget), as the published numbers compute it."""
+        def seconds(merge: str) -> float:
+            rows = self.final_rows(replace(method, params={**method.params, "merge": merge}))
+            conflict = pooling_conflict(rows)
+            if conflict:
+                raise _Untested(f"{method} merge={merge} on {self.dataset}: {conflict}")
+            self.runs.update(rows["run_id"])
+            if metric.startswith("merge_time_"):
+                return float(_counter(rows, "maintenance_seconds").mean())
+            return float(rows["train_seconds"].astype(float).mean())
+        return 100.0 * (1.0 - seconds(metric.split(":", 1)[1]) / seconds("gss"))
 
 
 def _relation(x: float, y: float) -> str:
     return "<" if x < y else (">" if x > y else "=")
 
 
-def _compare(claim: Claim, means: dict) -> tuple[bool, str]:
-    """Whether an order / similar / ratio test holds on one set's means, and the measurement."""
+def _pair_holds(claim: Claim, ma: float, mb: float) -> bool:
+    """Whether an order / similar / ratio test holds between a's mean and one b's."""
     test = claim.test
-    a, others = test.a, test.b
-    ma = means[a]
     if test.kind == "order":
-        lower = test.direction == "lower"
-        ok = all(ma < means[b] if lower else ma > means[b] for b in others)
-        return ok, f"{a} {_number(ma)} " + ", ".join(f"{_relation(ma, means[b])} {b} {_number(means[b])}" for b in others)
+        return ma < mb if test.direction == "lower" else ma > mb
     if test.kind == "similar":
-        gaps = {b: abs(ma - means[b]) for b in others}
-        ok = all(gap <= test.margin for gap in gaps.values())
-        return ok, f"{a} {_number(ma)}; " + ", ".join(
-            f"{b} {_number(means[b])} (|Δ| {_number(gap)} {'≤' if gap <= test.margin else '>'} {test.margin:g})"
-            for b, gap in gaps.items())
-    # ratio: mean b / mean a ≥ at_least
-    ratios = {b: (means[b] / ma if ma > 0 else math.inf) for b in others}
-    ok = all(r >= test.at_least for r in ratios.values())
-    return ok, f"{a} {_number(ma)}; " + ", ".join(
-        f"{b} {_number(means[b])} ({_number(r)}× {'≥' if r >= test.at_least else '<'} {test.at_least:g}×)"
-        for b, r in ratios.items())
+        return abs(ma - mb) <= test.margin
+    return (mb / ma if ma > 0 else math.inf) >= test.at_least        # ratio: mean b / mean a
+
+
+def _pair_text(claim: Claim, ma: float, mb: float, b) -> str:
+    test = claim.test
+    if test.kind == "order":
+        return f"{_relation(ma, mb)} {b} {_number(mb)}"
+    if test.kind == "similar":
+        gap = abs(ma - mb)
+        return f"{b} {_number(mb)} (|Δ| {_number(gap)} {'≤' if gap <= test.margin else '>'} {test.margin:g})"
+    r = mb / ma if ma > 0 else math.inf
+    return f"{b} {_number(mb)} ({_number(r)}× {'≥' if r >= test.at_least else '<'} {test.at_least:g}×)"
+
+
+def _compare(claim: Claim, means: dict, saturated: dict | None = None) -> tuple[str, str]:
+    """(outcome, measurement) of an order / similar / ratio test on one set's means. A pair of
+    methods both saturated (at the constant classifier, or both error-free) tells nothing: a set
+    whose only misses are such pairs is not comparable; a miss against any other pair fails it."""
+    saturated = saturated or {}
+    test = claim.test
+    a = test.a
+    ma = means[a]
+    blind = [b for b in test.b if a in saturated and b in saturated]
+    misses = [b for b in test.b if b not in blind and not _pair_holds(claim, ma, means[b])]
+    text = f"{a} {_number(ma)}" + ("; " if test.kind != "order" else " ") + ", ".join(
+        _pair_text(claim, ma, means[b], b) for b in test.b)
+    if misses:
+        return FAILS, text
+    if blind and not all(_pair_holds(claim, ma, means[b]) for b in blind):
+        return NOT_COMPARABLE, text + "; " + "; ".join(saturated[m] for m in (a, *blind))
+    return HOLDS, text
 
 
 def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
@@ -222,9 +270,6 @@ def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
     outcomes = []
     for size, rows in case.groups(rows_by_method):
         at = f"n_train {size}: " if size is not None else ""
-        floor = case.below_floor(rows)
-        if floor:
-            return NOT_COMPARABLE, at + floor
         means = {m: case.mean(m, rows[m], metric) for m in methods}
         if test.kind == "speedup":
             base = means[methods[0]]
@@ -234,11 +279,16 @@ def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
             text = f"{test.a} {metric} {_number(base)} at {test.threads[0]} thread(s); " + ", ".join(
                 f"speed-up {_number(speedup)} at {k} {'≥' if speedup >= wanted else '<'} {_number(wanted)}"
                 for k, speedup, wanted in checks)
+            outcome = HOLDS if ok else FAILS
         else:
-            ok, text = _compare(claim, means)
-        outcomes.append((ok, at + text))
-    ok = all(o for o, _ in outcomes)
-    return (HOLDS if ok else FAILS), "; ".join(text for _, text in outcomes)
+            outcome, text = _compare(claim, means, case.saturated(rows))
+        outcomes.append((outcome, at + text))
+    texts = "; ".join(text for _, text in outcomes)
+    if any(o == FAILS for o, _ in outcomes):
+        return FAILS, texts
+    if any(o == NOT_COMPARABLE for o, _ in outcomes):
+        return NOT_COMPARABLE, texts
+    return HOLDS, texts
 
 
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
