@@ -99,7 +99,7 @@ def info_command(name: str = typer.Argument(..., help="a registry dataset name (
             typer.echo("    sha256 (decompressed): not pinned, not recorded yet (recorded on first use)")
         typer.echo(f"    local: {f['local'] or 'not found (looked for ' + ', '.join(f['looked_for']) + ')'}")
     for note in info["notes"]:
-        typer.echo(f"  warning: {note}")
+        typer.echo(f"  trust: {note}")
     typer.echo(f"  cache dir: {info['cache_dir']}  (parsed arrays: {info['parsed_dir']})")
     typer.echo(f"  mirrors: {', '.join(info['mirrors']) or '(none; set $KERNELBENCH_MIRROR)'}")
     typer.echo(f"  registry: {info['registry']}")

@@ -275,15 +275,13 @@ def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, conf
     import requests     # only when downloading (see _resolve_host_quickly)
 
     threshold = None if confirm is always else confirm_threshold()
-    approved = threshold is None
-    if not approved:
+    confirmed = threshold is None          # once confirmed, for the whole file
+    if not confirmed:                      # ask before the GET when a HEAD tells the size
         size = _announced_size(session, fspec.url)
         have = part.stat().st_size if part.is_file() else 0
-        if size is not None:
-            remaining = size - have if 0 < have <= size else size
-            if remaining > threshold:
-                _approve(fspec, remaining, confirm, part)
-            approved = True
+        if size is not None and (size - have if 0 < have <= size else size) > threshold:
+            _approve(fspec, size - have if 0 < have <= size else size, confirm, part)
+            confirmed = True
     # attempts in a row that leave the .part no longer than it ever was (a server that ignores
     # Range and cuts every response short makes no progress), and restarts from zero
     stalls = restarts = 0
@@ -319,13 +317,13 @@ def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, conf
                     offset, mode = 0, "wb"          # the server ignored the Range: from the start
                 length = resp.headers.get("Content-Length", "")
                 remaining = int(length) if length.isdigit() else None
-                if not approved and remaining is not None:
-                    if remaining > threshold:
-                        _approve(fspec, remaining, confirm, part)
-                    approved = True
+                # the answer's own size decides (a server may ignore the Range and send it all)
+                if not confirmed and remaining is not None and remaining > threshold:
+                    _approve(fspec, remaining, confirm, part)
+                    confirmed = True
                 try:
                     _write_body(resp, fspec, part, mode, offset, remaining, progress=progress,
-                                limit=None if approved else threshold)
+                                limit=None if confirmed or remaining is not None else threshold)
                     return
                 except _Interrupted as exc:
                     size = part.stat().st_size if part.is_file() else 0
@@ -340,7 +338,7 @@ def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, conf
                     continue
                 except _SizeNotAnnounced:
                     _approve(fspec, None, confirm, part)
-                    approved = True
+                    confirmed = True
                     continue
         restarts += 1
         if restarts >= policy.attempts:

@@ -139,7 +139,7 @@ def sha256_of(path: Path, compression: str | None = None, member: str | None = N
     """sha256 of the DECOMPRESSED content; a truncated/corrupt compressed file is a DataError."""
     comp = compression or compression_of(path)
     h = hashlib.sha256()
-    bar = byte_bar(progress, total=None, desc=f"verify {Path(path).name}")
+    bar = byte_bar(progress, total=None, desc=f"sha256 {Path(path).name}")
     try:
         with open_decompressed(path, comp, member) as fh:
             while True:

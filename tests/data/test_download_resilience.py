@@ -89,6 +89,17 @@ def test_retry_after_is_honoured(server, env):
     assert len(server.gets()) == 2
 
 
+def test_a_long_retry_after_is_shortened(server, env, monkeypatch):
+    from kernelbench.data import download as download_mod
+
+    monkeypatch.setattr(download_mod, "MAX_RETRY_AFTER", 0.2)
+    _serve(server, env)
+    server.fail_first, server.retry_after = 1, 3600            # an hour: the attempts must stay bounded
+    started = time.monotonic()
+    fetch("toy", progress=False)
+    assert time.monotonic() - started < 5 and len(server.gets()) == 2
+
+
 def test_connection_drops_mid_body_are_resumed_with_range(server, env):
     final = _serve(server, env)
     server.cut_first = 2                 # each cut response delivers half of what it promised
