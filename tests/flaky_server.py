@@ -1,5 +1,6 @@
 """A local HTTP server (a thread on 127.0.0.1) that serves files and fails on purpose: answers
-503 to the first requests, hangs up mid-body, ignores Range, announces no size. Every request is
+503 to the first requests, hangs up mid-body, ignores Range, announces no size, changes the file
+between two requests (with an ETag, honouring If-Range). Every request is
 logged as (method, path, Range header), so a test can check what the download asked for."""
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ class FlakyServer:
         self.ignore_range = False     # answer a Range request with 200 and the whole file
         self.announce_size = True     # False: no Content-Length (the body ends when the connection closes)
         self.head = True              # False: HEAD is not implemented (501)
+        self.etag = None              # sent with every 200/206; an If-Range naming another one gets a 200
+        self.after_cut = None         # (body, etag) the route switches to once a response was cut
         self._gets = 0
         outer = self
 
@@ -55,7 +58,9 @@ class FlakyServer:
                     self.end_headers()
                     return
                 start = 0
-                if rng and rng.startswith("bytes=") and not outer.ignore_range:
+                if_range = self.headers.get("If-Range")
+                stale = if_range is not None and if_range != outer.etag
+                if rng and rng.startswith("bytes=") and not outer.ignore_range and not stale:
                     start = int(rng[6:].split("-")[0])
                     if start >= len(body):
                         self.send_response(416)
@@ -68,6 +73,8 @@ class FlakyServer:
                 else:
                     self.send_response(200)
                 part = body[start:]
+                if outer.etag:
+                    self.send_header("ETag", outer.etag)
                 if outer.announce_size:
                     self.send_header("Content-Length", str(len(part)))
                 else:
@@ -79,6 +86,9 @@ class FlakyServer:
                     self.wfile.write(part[: len(part) // 2])
                     self.wfile.flush()
                     self.close_connection = True
+                    if outer.after_cut:                  # the file changes on the server meanwhile
+                        outer.routes[self.path], outer.etag = outer.after_cut
+                        outer.after_cut = None
                     return
                 self.wfile.write(part)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import ipaddress
+import json
 import os
 import re
 import socket
@@ -246,7 +247,39 @@ def download(fspec: FileSpec, cache: Path, *, progress: bool, confirm: Confirm |
             _download_part(session, fspec, part, progress=progress, confirm=confirm, policy=policy)
         found = _checked_part(fspec, part, progress=progress)
         os.replace(part, final)
+        _validator_path(part).unlink(missing_ok=True)
         return final, check_sha256(final, fspec, found)
+
+
+def _validator_path(part: Path) -> Path:
+    return part.with_name(part.name + ".json")
+
+
+def _discard(part: Path) -> None:
+    part.unlink(missing_ok=True)
+    _validator_path(part).unlink(missing_ok=True)
+
+
+def _remember_version(part: Path, url: str, resp) -> None:
+    """Keep the server's ETag (a strong one) or Last-Modified of the file the .part starts: a resume
+    asks with If-Range, so that a file changed on the server meanwhile is sent whole, never spliced."""
+    etag = resp.headers.get("ETag", "")
+    version = etag if etag and not etag.startswith("W/") else resp.headers.get("Last-Modified")
+    try:
+        if version:
+            _validator_path(part).write_text(json.dumps({"url": url, "if_range": version}))
+        else:
+            _validator_path(part).unlink(missing_ok=True)
+    except OSError:
+        pass        # a stale one only makes the server send the whole file again
+
+
+def _remembered_version(part: Path, url: str) -> str | None:
+    try:
+        doc = json.loads(_validator_path(part).read_text())
+        return doc["if_range"] if doc.get("url") == url and isinstance(doc.get("if_range"), str) else None
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
 
 
 def _approve(fspec: FileSpec, size: int | None, confirm: Confirm | None, part: Path) -> None:
@@ -292,6 +325,9 @@ def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, conf
         headers = {"Accept-Encoding": "identity"}
         if offset:
             headers["Range"] = f"bytes={offset}-"
+            version = _remembered_version(part, fspec.url)
+            if version:
+                headers["If-Range"] = version
         try:
             resp = _request(session, "GET", fspec.url, headers)
         except requests.RequestException as exc:
@@ -314,7 +350,9 @@ def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, conf
                 restart = None
                 mode = "ab"
                 if resp.status_code == 200:
-                    offset, mode = 0, "wb"          # the server ignored the Range: from the start
+                    # a first request, or the Range ignored (or refused by If-Range): from the start
+                    offset, mode = 0, "wb"
+                    _remember_version(part, fspec.url, resp)
                 length = resp.headers.get("Content-Length", "")
                 remaining = int(length) if length.isdigit() else None
                 # the answer's own size decides (a server may ignore the Range and send it all)
@@ -343,7 +381,7 @@ def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, conf
         restarts += 1
         if restarts >= policy.attempts:
             raise DownloadFailed(f"the server did not honour a resume request for {fspec.url} ({restart})")
-        part.unlink(missing_ok=True)
+        _discard(part)
 
 
 def _kept(part: Path) -> str:
@@ -390,11 +428,11 @@ def _checked_part(fspec: FileSpec, part: Path, *, progress: bool) -> str:
     try:
         found = sha256_of(part, fspec.compression, member, progress=progress)
     except DataError as exc:
-        part.unlink(missing_ok=True)
+        _discard(part)
         raise DataError(f"Downloaded file from {fspec.url} is unusable and was deleted: {exc}") from None
     trust = expected_sha256(fspec)
     if trust is not None and found != trust.sha256:
-        part.unlink(missing_ok=True)
+        _discard(part)
         if trust.kind == PINNED:
             where = "pinned in the registry"
             fix = "check the URL, or put a copy with the pinned hash in the cache dir"

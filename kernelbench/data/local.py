@@ -6,6 +6,7 @@ Layout of the cache dir (`$KERNELBENCH_DATA`, default `platformdirs.user_cache_d
 
     <cache>/<download name>          checked downloads, as downloaded (e.g. ijcnn1.bz2), or files a user put there
     <cache>/<download name>.part     an unfinished download (resumed with a Range request; never read as data)
+    <cache>/<download name>.part.json  the version (ETag / Last-Modified) the .part is of (If-Range on resume)
     <cache>/verified/*.json          "this path with this size and mtime has this sha256" stamps (a speed-up)
     <cache>/recorded-sha256/*.json   the sha256 of a file the registry pins none for, recorded on its first use
     <cache>/parsed/<key>/*.npy       parsed arrays (see parse.py)

@@ -119,6 +119,17 @@ def test_a_server_ignoring_range_gets_the_whole_file_again(server, env):
     assert final.read_bytes() == BODY
 
 
+def test_a_file_changed_on_the_server_during_a_resume_is_fetched_whole_not_spliced(server, env):
+    final = _serve(server, env, sha=None)                    # unpinned: a splice would be recorded as trusted
+    server.etag, server.cut_first = '"v1"', 1
+    server.after_cut = (OTHER_BODY, '"v2"')
+    (_, trust), = fetch_checked("toy", progress=False)
+    assert [rng for method, _, rng in server.log if method == "GET"] == [None, f"bytes={len(BODY) // 2}-"]
+    assert final.read_bytes() == OTHER_BODY                  # If-Range "v1" != "v2": the whole new file
+    assert trust.sha256 == hashlib.sha256(OTHER_ROWS).hexdigest()
+    assert _files(env["cache"]) == ["toy.bz2"]                # no .part, no .part.json left
+
+
 def test_interruptions_without_progress_stop_after_the_attempts_and_keep_the_part(server, env):
     _serve(server, env)
     server.cut_first, server.ignore_range = 100, True     # every answer: the first half, never more
