@@ -6,8 +6,11 @@ from __future__ import annotations
 import bz2
 import hashlib
 import os
+import pty
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +94,40 @@ def test_datasets_fetch_downloads_without_asking_and_a_changed_file_is_exit_2(se
     message = proc.stderr
     assert str(cached) in message and hashlib.sha256(ROWS).hexdigest() in message
     assert hashlib.sha256(changed).hexdigest() in message and "delete" in message
+
+
+def _answer_on_a_terminal(setup, answer: bytes, *args):
+    """Run the command with stdin and stderr on a pseudo-terminal; answer its question with `answer`."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "kernelbench.cli", *map(str, args)], cwd=REPO, env=setup["env"],
+                            stdin=slave, stderr=slave, stdout=subprocess.PIPE)
+    os.close(slave)
+    seen, deadline = b"", time.monotonic() + 120
+    try:
+        while b"[y/N]" not in seen and time.monotonic() < deadline and proc.poll() is None:
+            if select.select([master], [], [], 0.2)[0]:
+                seen += os.read(master, 4096)
+        os.write(master, answer + b"\n")
+        proc.wait(timeout=180)
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:          # the other end closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, seen.decode(errors="replace")
+
+
+def test_on_a_terminal_the_download_is_asked_for(setup, server):
+    rc, terminal = _answer_on_a_terminal(setup, b"n", "run", setup["config"], "--out", setup["out"], "-q")
+    assert "[y/N]" in terminal and f"toy.bz2, {len(BODY)} bytes" in terminal
+    assert rc == 2 and "--yes" in terminal and not (setup["cache"] / "toy.bz2").exists()
+    rc, terminal = _answer_on_a_terminal(setup, b"y", "run", setup["config"], "--out", setup["out"], "-q")
+    assert rc == 0, terminal[-3000:]
+    assert (setup["cache"] / "toy.bz2").read_bytes() == BODY
