@@ -408,6 +408,8 @@ def _write_body(resp, fspec: FileSpec, part: Path, mode: str, offset: int, remai
                 chunk = resp.raw.read1(CHUNK, decode_content=False)
                 if not chunk:
                     break
+                if limit is not None:       # not a byte more than needed to know the limit is passed
+                    chunk = chunk[: limit + 1 - (written - offset)]
                 out.write(chunk)
                 written += len(chunk)
                 bar.update(len(chunk))
