@@ -106,7 +106,7 @@ def _load_registry_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, dty
     # from its stamp when it was hashed before, else while it is parsed (one pass over the file).
     sha = stamped_sha256(path, fspec)
     if sha is not None:
-        check_sha256(path, fspec, sha)
+        check_sha256(path, fspec, sha, stamp=False)
     elif fspec.sha256 is not None:
         # pinned: the parsed arrays are keyed by it, so an unstamped file whose entry exists must be
         # hashed before that entry may stand for it

@@ -276,10 +276,11 @@ def _record_first_use(fspec: FileSpec, path: Path, sha: str) -> Trust:
     return Trust(sha, RECORDED, record=record, recorded_at=at, source=doc["source"], first_use=True)
 
 
-def check_sha256(path: Path, fspec: FileSpec, found: str) -> Trust:
+def check_sha256(path: Path, fspec: FileSpec, found: str, *, stamp: bool = True) -> Trust:
     """Check the sha256 `found` for the decompressed content of `path` against the pinned or recorded
     one (a mismatch is a DataError naming the file, both hashes and the fix); an unpinned file used
-    for the first time has its hash recorded. Stamps the file, so a later check costs no pass."""
+    for the first time has its hash recorded. Stamps the file (unless `found` came from its stamp),
+    so a later check costs no pass."""
     cache = data_dirs()["cache"]
     trust = expected_sha256(fspec)
     if trust is None:
@@ -290,7 +291,8 @@ def check_sha256(path: Path, fspec: FileSpec, found: str) -> Trust:
             trust = expected_sha256(fspec) or Trust(found, RECORDED, record=None, first_use=True)
     if found != trust.sha256:
         raise mismatch_error(path, fspec, found, trust)
-    write_stamp(cache, path, _member_for(path, fspec), found)
+    if stamp:
+        write_stamp(cache, path, _member_for(path, fspec), found)
     return trust
 
 
@@ -315,7 +317,6 @@ def mismatch_error(path: Path, fspec: FileSpec, found: str, trust: Trust | None 
 def verify_file(path: Path, fspec: FileSpec, *, progress: bool = False) -> Trust:
     """Check a local file against its pinned or recorded sha256 (of the decompressed content), or
     record the sha256 on its first use; one pass over the file unless a stamp says it was hashed."""
-    found = _read_stamp(data_dirs()["cache"], path, _member_for(path, fspec))
-    if found is None:
-        found = sha256_of(path, None, _member_for(path, fspec), progress=progress)
-    return check_sha256(path, fspec, found)
+    stamped = _read_stamp(data_dirs()["cache"], path, _member_for(path, fspec))
+    found = stamped or sha256_of(path, None, _member_for(path, fspec), progress=progress)
+    return check_sha256(path, fspec, found, stamp=stamped is None)
