@@ -60,8 +60,9 @@ def _env_number(var: str, default: float, kind, minimum) -> float:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How hard a download tries: `attempts` tries per request (urllib3's Retry) and resumes in a row
-    that bring no new byte, waiting `backoff` seconds before the second try, doubling after."""
+    """How hard a download tries: `attempts` tries per request (urllib3's Retry), and resumes in a
+    row that bring no new byte; `backoff` is the back-off factor: the waits grow as backoff x 2^n
+    (urllib3 retries a request the first time at once)."""
     attempts: int = 5
     backoff: float = 0.5
 
