@@ -11,14 +11,14 @@ from pathlib import Path
 
 import typer
 
-from kernelbench.data.fetch import data_dirs, dataset_info, fetch
+from kernelbench.data.fetch import data_dirs, dataset_info, fetch_checked
 from kernelbench.data.registry import dataset_names
 from kernelbench.data.synthetic import SHAPES, VARIANTS, SyntheticSpec, write_files
 
 Shape = enum.Enum("Shape", {name: name for name in SHAPES}, type=str)     # a usage error names them
 
 datasets_app = typer.Typer(
-    help="Benchmark datasets: list them, show one, download and verify one, show the folders searched, "
+    help="Benchmark datasets: list them, show one, download and check one, show the folders searched, "
          "write a synthetic replica.",
     no_args_is_help=True,
 )
@@ -32,9 +32,21 @@ def _shape(info) -> str:
     return f"{n_txt} x {info['d']}"
 
 
+HASH_LEGEND = ("sha256: pinned = the registry's hash, checked on every use (verified); recorded = no hash "
+               "is pinned, the one of the first use was recorded in the cache dir and every later use is "
+               "checked against it (not verified); not yet = no hash pinned, recorded on first use")
+
+
+def _hash_state(info) -> str:
+    """pinned / recorded / not yet, per file; "train/test" when they differ."""
+    states = [f["hash"] for f in info["files"].values()]
+    return "-" if not states else states[0] if len(set(states)) == 1 else "/".join(states)
+
+
 @datasets_app.command("list")
 def list_command() -> None:
-    """All registry datasets: name, task, size (train+test x features), local availability, description."""
+    """All registry datasets: name, task, size (train+test x features), local availability, how the
+    files' sha256 is checked (pinned / recorded / not yet), description."""
     rows = []
     for name in dataset_names():
         info = dataset_info(name)
@@ -44,17 +56,19 @@ def list_command() -> None:
             local = "yes"
         else:
             local = "train only" if info["files"]["train"]["local"] else "no"
-        rows.append((name, info["task"], _shape(info), local, info["description"]))
-    rows.append(("synthetic", "binary", "any", "generated",
+        rows.append((name, info["task"], _shape(info), local, _hash_state(info), info["description"]))
+    rows.append(("synthetic", "binary", "any", "generated", "-",
                  "replicas of susy | higgs | hepmass, Bayes error known: dataset: {name: synthetic, "
                  "shape: susy, n: ...}; files: `kernelbench datasets synth`"))
-    header = ("name", "task", "n x d", "local", "description")
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+    header = ("name", "task", "n x d", "local", "sha256", "description")
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(5)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
     typer.echo(fmt.format(*header))
     typer.echo(fmt.format(*("-" * w for w in widths), "-" * 11))
     for r in rows:
         typer.echo(fmt.format(*r))
+    typer.echo("")
+    typer.echo(HASH_LEGEND)
 
 
 @datasets_app.command("info")
@@ -76,10 +90,16 @@ def info_command(name: str = typer.Argument(..., help="a registry dataset name (
         typer.echo(f"  {role}: {f['name']}  ({f['n']} rows)" if f["n"] else f"  {role}: {f['name']}")
         typer.echo(f"    url: {f['url'] or '(none: no public download, see the note)'}  compression: {f['compression']}"
                    + (f"  member: {f['member']}" if f["member"] else ""))
-        typer.echo(f"    sha256 (decompressed): {f['sha256'] or 'unknown'}")
+        if f["sha256"]:
+            typer.echo(f"    sha256 (decompressed): {f['sha256']}  (pinned in the registry)")
+        elif f["recorded_sha256"]:
+            typer.echo(f"    sha256 (decompressed): {f['recorded_sha256']}  (not pinned: recorded on first use, "
+                       f"{f['recorded_at']}, in {f['record']})")
+        else:
+            typer.echo("    sha256 (decompressed): not pinned, not recorded yet (recorded on first use)")
         typer.echo(f"    local: {f['local'] or 'not found (looked for ' + ', '.join(f['looked_for']) + ')'}")
     for note in info["notes"]:
-        typer.echo(f"  warning: {note}")
+        typer.echo(f"  trust: {note}")
     typer.echo(f"  cache dir: {info['cache_dir']}  (parsed arrays: {info['parsed_dir']})")
     typer.echo(f"  mirrors: {', '.join(info['mirrors']) or '(none; set $KERNELBENCH_MIRROR)'}")
     typer.echo(f"  registry: {info['registry']}")
@@ -88,12 +108,13 @@ def info_command(name: str = typer.Argument(..., help="a registry dataset name (
 @datasets_app.command("fetch")
 def fetch_command(name: str = typer.Argument(..., help="a registry dataset name (see `datasets list`)"),
                   quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars")) -> None:
-    """Make every file of a dataset available locally (cache or mirror), verify it, print the paths."""
-    paths = fetch(name, progress=not quiet)
-    if not paths:
+    """Make every file of a dataset available locally (cache or mirror), downloading it whatever its
+    size, check its sha256 (pinned in the registry, or recorded on first use), print the paths."""
+    checked = fetch_checked(name, progress=not quiet)
+    if not checked:
         typer.echo(f"{name}: builtin dataset, nothing to fetch")
-    for p in paths:
-        typer.echo(str(p))
+    for path, trust in checked:
+        typer.echo(f"{path}  ({trust.describe()})")
 
 
 @datasets_app.command("path")

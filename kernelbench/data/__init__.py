@@ -1,4 +1,4 @@
-"""Datasets: the registry (datasets/registry.yaml), download + verify + cache, loaders, splits, scaling.
+"""Datasets: the registry (datasets/registry.yaml), download + sha256 check + cache, loaders, splits, scaling.
 
     from kernelbench.data import load_dataset, prepare
     ds = load_dataset("ijcnn1")                     # official test file

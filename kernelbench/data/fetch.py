@@ -2,7 +2,8 @@
 
 A file is looked up as its decompressed name, with .xz/.bz2/.gz, or as the URL's basename, in the
 cache dir, then in each mirror dir (local.py), and downloaded only when none has it (download.py);
-`KERNELBENCH_OFFLINE=1` skips downloads.
+`KERNELBENCH_OFFLINE=1` skips downloads. Every file is checked against the sha256 pinned in the
+registry, or, where the registry pins none, against the sha256 recorded on the file's first use.
 """
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 
 from kernelbench.errors import DataError
 
-from .download import DownloadFailed, download
-from .local import data_dirs, ensure_cache, verify_file
+from .download import Confirm, DownloadFailed, always, download
+from .local import Trust, data_dirs, ensure_cache, expected_sha256, trust_state, verify_file
 from .registry import DatasetSpec, FileSpec, get_spec, registry_path
 
 
@@ -56,14 +57,20 @@ def _missing_error(ds: DatasetSpec, fspec: FileSpec, reason: str) -> DataError:
     )
 
 
-def fetch_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool = True, verify: bool = True) -> Path:
-    """One file of a dataset, available locally and verified (sha256 where the registry has one).
-    verify=False leaves a local copy's check to the caller (the loader hashes while it parses)."""
+def fetch_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool = True, verify: bool = True,
+               confirm: Confirm | None = None) -> Path:
+    """One file of a dataset, available locally and checked (sha256 pinned, or recorded on first use).
+    verify=False leaves a local copy's check to the caller (the loader hashes while it parses).
+    `confirm` decides on a download above the confirmation threshold; None refuses it
+    (DownloadNotConfirmed: the message says how to confirm)."""
+    return _fetch_file(ds, fspec, progress=progress, verify=verify, confirm=confirm)[0]
+
+
+def _fetch_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, verify: bool,
+                confirm: Confirm | None) -> tuple[Path, Trust | None]:
     path = resolve_local(fspec)
     if path is not None:
-        if verify:
-            verify_file(path, fspec, progress=progress)
-        return path
+        return path, (verify_file(path, fspec, progress=progress) if verify else None)
     if not fspec.url:
         raise _missing_error(ds, fspec, "no local copy, and the registry has no download URL")
     if _offline():
@@ -71,37 +78,55 @@ def fetch_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool = True, verif
     cache = data_dirs()["cache"]
     ensure_cache(cache)
     try:
-        return download(fspec, cache, progress=progress)
+        path, trust = download(fspec, cache, progress=progress, confirm=confirm)
     except DownloadFailed as exc:
         raise _missing_error(ds, fspec, f"no local copy, and the download failed: {exc}") from None
+    if trust is None and verify:           # another process downloaded it: check it here too
+        trust = verify_file(path, fspec, progress=progress)
+    return path, trust
 
 
-def fetch(name: str, *, progress: bool = True) -> list[Path]:
-    """Make every file of a registry dataset available locally (cache or mirror), verified.
+def fetch_checked(name: str, *, progress: bool = True, confirm: Confirm | None = always) -> list[tuple[Path, Trust]]:
+    """fetch(), with what each file's check established (Trust.describe() says it in words)."""
+    ds = get_spec(name)
+    return [_fetch_file(ds, ds.files[role], progress=progress, verify=True, confirm=confirm)
+            for role in ("train", "test") if role in ds.files]
+
+
+def fetch(name: str, *, progress: bool = True, confirm: Confirm | None = always) -> list[Path]:
+    """Make every file of a registry dataset available locally (cache or mirror), checked.
 
     Returns the local paths (train first, then test). A builtin dataset has none: [].
+    Asking for a dataset by name is the confirmation of its download, whatever its size, unless
+    `confirm` says otherwise.
     """
-    ds = get_spec(name)
-    return [fetch_file(ds, ds.files[role], progress=progress) for role in ("train", "test") if role in ds.files]
+    return [path for path, _ in fetch_checked(name, progress=progress, confirm=confirm)]
 
 
 # ------------------------------------------------------------------ info
 
 def dataset_info(name: str) -> dict:
-    """The registry entry, resolved local files (or None), verification notes and the cache dir."""
+    """The registry entry, resolved local files (or None), how each is checked (sha256 pinned,
+    recorded or not yet), notes and the cache dir."""
     ds = get_spec(name)
     dirs = data_dirs()
     files = {}
     notes = []
     for role, f in ds.files.items():
         local = resolve_local(f)
+        trust = expected_sha256(f)
         files[role] = {
             "name": f.name, "url": f.url, "compression": f.compression, "member": f.member,
             "sha256": f.sha256, "n": f.n, "local": str(local) if local else None,
-            "looked_for": f.candidates(),
+            "looked_for": f.candidates(), "hash": trust_state(f),
+            "recorded_sha256": trust.sha256 if trust is not None and trust.record else None,
+            "recorded_at": trust.recorded_at if trust is not None and trust.record else None,
+            "record": str(trust.record) if trust is not None and trust.record else None,
         }
         if f.sha256 is None:
-            notes.append(f"{role} file '{f.name}': no sha256 known; a local copy is accepted unverified (warning).")
+            notes.append(f"{role} file '{f.name}': no sha256 pinned in the registry; the sha256 of its first "
+                         "use is recorded and later uses are checked against it (trust on first use, not "
+                         "verified against a published hash).")
     return {
         "name": ds.name, "task": ds.task, "format": ds.format, "d": ds.d,
         "n_train": ds.files["train"].n if "train" in ds.files else ds.raw.get("n"),

@@ -20,7 +20,7 @@ from kernelbench._vocab import DTYPES, SYNTHETIC
 from kernelbench.errors import DataError
 
 from .fetch import fetch_file
-from .local import compression_of, data_dirs, mismatch_error, record_verified, stamped_sha256, verify_file
+from .local import check_sha256, compression_of, data_dirs, stamped_sha256, verify_file
 from .parse import parse_cached
 from .parts import check_labels, classes_task, concat_features, keep_classes, split_fraction
 from .qm7 import Qm7Options, parse_qm7
@@ -103,15 +103,16 @@ def _replica_sidecar(path: Path) -> dict | None:
 def _load_registry_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, dtype: str, strict: bool):
     path = fetch_file(ds, fspec, progress=progress, verify=False)
     member = fspec.member if compression_of(path) == "zip" else None
-    sha = None
-    if fspec.sha256 is not None:
-        sha = stamped_sha256(path, fspec)
-        if sha is not None and sha != fspec.sha256:     # verified once, but the registry now says otherwise
-            raise mismatch_error(path, fspec, sha)
-        if sha is None and not _cached_elsewhere(fspec):
-            sha = fspec.sha256         # verified while parsing (below): one pass over the file
-        elif sha is None:
-            sha = verify_file(path, fspec, progress=progress)
+    # A file is checked against its pinned or recorded sha256 (or its hash recorded, on first use):
+    # from its stamp when it was hashed before, else while it is parsed (one pass over the file).
+    sha = stamped_sha256(path, fspec)
+    if sha is not None:
+        check_sha256(path, fspec, sha, stamp=False)
+    elif fspec.sha256 is not None:
+        # pinned: the parsed arrays are keyed by it, so an unstamped file whose entry exists must be
+        # hashed before that entry may stand for it
+        sha = verify_file(path, fspec, progress=progress).sha256 if _cached_elsewhere(fspec) else fspec.sha256
+    hashed = []
     if ds.format == "svmlight":
         dense = ds.d <= DENSE_MAX_FEATURES
         options = {"format": "svmlight", "n_features": ds.d, "zero_based": False, "dense": dense,
@@ -131,12 +132,16 @@ def _load_registry_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, dty
 
     def parse(folder, show):
         report = parse_file(path, folder, parse_options, member=member, progress=show)
-        if fspec.sha256 is not None:
-            record_verified(path, fspec, report.sha256)      # a mismatch: nothing is cached
+        check_sha256(path, fspec, report.sha256)      # a mismatch: nothing is cached
+        hashed.append(report.sha256)
         return report
 
-    X, y, meta = parse_cached(path, key=_file_key(path, sha, fspec.name), parse=parse, options=options,
-                              progress=progress)
+    # only a pinned hash keys the parsed arrays by content: a recorded one is not known before the
+    # first parse, and a second key would parse the file again
+    X, y, meta = parse_cached(path, key=_file_key(path, sha if fspec.sha256 else None, fspec.name), parse=parse,
+                              options=options, progress=progress)
+    if sha is None and not hashed:       # parsed before its hash was recorded, and not stamped since
+        verify_file(path, fspec, progress=progress)
     if X.shape[1] != ds.d:
         raise DataError(f"{path}: {X.shape[1]} feature columns, but the registry says dataset '{ds.name}' has "
                         f"{ds.d}. The file is not the registry's file: replace it.")
@@ -314,9 +319,10 @@ def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Loaded:
             files.append(record)
             where = f"dataset '{ds.name}' ({p_tr}, {p_te})"
             used.append(ds.files["test"])
-        unverified = [f.name for f in used if f.sha256 is None]
-        if unverified:
-            notes.append(f"sha256 unknown for {', '.join(unverified)}: accepted unverified")
+        unpinned = [f.name for f in used if f.sha256 is None]
+        if unpinned:
+            notes.append(f"sha256 not pinned for {', '.join(unpinned)}: checked against the hash recorded on "
+                         "first use")
     if task and task != ds.task:
         notes.append(f"task overridden: {ds.task} -> {task}")
     return _Loaded(label=ds.name, where=where, task=task or ds.task, X_train=X_tr, y_train=y_tr, X_test=X_te,

@@ -1,11 +1,14 @@
 """Dataset files on this machine: the cache dir and its locks, compressed files read as their
-decompressed content, and the sha256 check of that content with the stamps that remember it.
+decompressed content, and the sha256 check of that content (against the registry's pin, or the hash
+recorded on the file's first use) with the stamps that remember it.
 
 Layout of the cache dir (`$KERNELBENCH_DATA`, default `platformdirs.user_cache_dir("kernelbench")`):
 
-    <cache>/<download name>          verified downloads, as downloaded (e.g. ijcnn1.bz2), or files a user put there
+    <cache>/<download name>          checked downloads, as downloaded (e.g. ijcnn1.bz2), or files a user put there
     <cache>/<download name>.part     an unfinished download (resumed with a Range request; never read as data)
-    <cache>/verified/*.json          "this path with this size and mtime has this sha256" stamps
+    <cache>/<download name>.part.json  the version (ETag / Last-Modified) the .part is of (If-Range on resume)
+    <cache>/verified/*.json          "this path with this size and mtime has this sha256" stamps (a speed-up)
+    <cache>/recorded-sha256/*.json   the sha256 of a file the registry pins none for, recorded on its first use
     <cache>/parsed/<key>/*.npy       parsed arrays (see parse.py)
     <cache>/.locks/*.lock            filelock files
 
@@ -24,6 +27,8 @@ import sys
 import zipfile
 import zlib
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from filelock import FileLock
@@ -135,7 +140,7 @@ def sha256_of(path: Path, compression: str | None = None, member: str | None = N
     """sha256 of the DECOMPRESSED content; a truncated/corrupt compressed file is a DataError."""
     comp = compression or compression_of(path)
     h = hashlib.sha256()
-    bar = byte_bar(progress, total=None, desc=f"verify {Path(path).name}")
+    bar = byte_bar(progress, total=None, desc=f"sha256 {Path(path).name}")
     try:
         with open_decompressed(path, comp, member) as fh:
             while True:
@@ -158,7 +163,7 @@ def byte_bar(progress: bool, total, desc: str, initial: int = 0):
                 file=sys.stderr, disable=not (progress and sys.stderr.isatty()), leave=False)
 
 
-# ------------------------------------------------------------------ verification
+# ------------------------------------------------------------------ stamps: hashes remembered per path
 
 def _member_for(path: Path, fspec: FileSpec) -> str | None:
     return fspec.member if compression_of(path) == "zip" else None
@@ -193,40 +198,125 @@ def write_stamp(cache: Path, path: Path, member: str | None, sha: str) -> None:
 
 
 def stamped_sha256(path: Path, fspec: FileSpec) -> str | None:
-    """The sha256 this file was verified with (its stamp still matches its size and mtime), or None."""
+    """The sha256 this file was last hashed to (its stamp still matches its size and mtime), or None."""
     return _read_stamp(data_dirs()["cache"], path, _member_for(path, fspec))
 
 
-def mismatch_error(path: Path, fspec: FileSpec, found: str) -> DataError:
-    member = _member_for(path, fspec)
-    return DataError(
-        f"Checksum mismatch for {path}{f' (member {member})' if member else ''}: expected sha256 "
-        f"{fspec.sha256} (of the decompressed content, from the registry), found {found}. "
-        "The file is corrupt or a different version: delete or replace it"
-        + (f" with the file from {fspec.url}" if fspec.url else "") + ", then fetch again.")
+# ------------------------------------------------------------------ trust: pinned and recorded sha256
+
+PINNED, RECORDED, NOT_YET = "pinned", "recorded", "not yet"     # what `datasets list` says per file
 
 
-def record_verified(path: Path, fspec: FileSpec, sha: str) -> None:
-    """Stamp a file whose decompressed content was hashed elsewhere (while parsing it)."""
-    if sha != fspec.sha256:
-        raise mismatch_error(path, fspec, sha)
-    write_stamp(data_dirs()["cache"], path, _member_for(path, fspec), sha)
+@dataclass(frozen=True)
+class Trust:
+    """The sha256 a file's decompressed content must have, and where that hash comes from: pinned in
+    the registry, or recorded in the cache when the file was first used (trust on first use)."""
+    sha256: str
+    kind: str                       # PINNED or RECORDED
+    record: Path | None = None      # RECORDED: the record file (None: the cache dir was not writable)
+    recorded_at: str = ""           # RECORDED: UTC time of the first use
+    source: str = ""                # RECORDED: the file it was computed from
+    first_use: bool = False         # RECORDED just now
+
+    def describe(self) -> str:
+        """What a check against this hash established, in words that do not overstate it."""
+        if self.kind == PINNED:
+            return "verified: sha256 matches the one pinned in the registry"
+        if self.record is None:
+            return "sha256 not pinned, and not recorded (the cache dir is not writable)"
+        if self.first_use:
+            return f"sha256 recorded on first use (not pinned), in {self.record}"
+        return f"sha256 matches the one recorded on first use, {self.recorded_at} (not pinned)"
 
 
-def verify_file(path: Path, fspec: FileSpec, *, progress: bool = False) -> str | None:
-    """Check a local file against the registry sha256 (of the decompressed content).
+def record_path(fspec: FileSpec) -> Path:
+    """The record of an unpinned file's sha256, keyed by what identifies the file (URL, name,
+    member) so that a dataset sharing it (mnist8m's test file is mnist's) shares the record."""
+    key = hashlib.sha1(f"{fspec.url or ''}|{fspec.name}|{fspec.member or ''}".encode()).hexdigest()[:10]
+    return data_dirs()["cache"] / "recorded-sha256" / f"{safe_name(fspec.name, default='file')}-{key}.json"
 
-    Returns the verified sha256, or None when the registry has none (accepted unverified).
-    A mismatch is a DataError with expected, found and the path.
-    """
-    if fspec.sha256 is None:
+
+def expected_sha256(fspec: FileSpec) -> Trust | None:
+    """The pinned sha256, else the one recorded on first use, else None (not used yet)."""
+    if fspec.sha256 is not None:
+        return Trust(fspec.sha256, PINNED)
+    path = record_path(fspec)
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as exc:
+        raise DataError(f"The sha256 record {path} of '{fspec.name}' is unreadable ({exc}). Delete it: the next "
+                        "use of the file records its hash again.") from None
+    sha = doc.get("sha256") if isinstance(doc, dict) else None
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+        raise DataError(f"The sha256 record {path} of '{fspec.name}' holds no sha256. Delete it: the next use "
+                        "of the file records its hash again.")
+    return Trust(sha, RECORDED, record=path, recorded_at=str(doc.get("recorded_at", "")),
+                 source=str(doc.get("source", "")))
+
+
+def trust_state(fspec: FileSpec) -> str:
+    """PINNED, RECORDED or NOT_YET (hashed and recorded on its first use)."""
+    if fspec.sha256 is not None:
+        return PINNED
+    return RECORDED if record_path(fspec).is_file() else NOT_YET
+
+
+def _record_first_use(fspec: FileSpec, path: Path, sha: str) -> Trust:
+    record = record_path(fspec)
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    doc = {"file": fspec.name, "member": fspec.member, "url": fspec.url, "dataset": fspec.dataset,
+           "sha256": sha, "recorded_at": at, "source": str(Path(path).resolve())}
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(record, json.dumps(doc, indent=1) + "\n")
+    except (OSError, OutputError):
+        return Trust(sha, RECORDED, record=None, first_use=True)    # a read-only cache still loads data
+    return Trust(sha, RECORDED, record=record, recorded_at=at, source=doc["source"], first_use=True)
+
+
+def check_sha256(path: Path, fspec: FileSpec, found: str, *, stamp: bool = True) -> Trust:
+    """Check the sha256 `found` for the decompressed content of `path` against the pinned or recorded
+    one (a mismatch is a DataError naming the file, both hashes and the fix); an unpinned file used
+    for the first time has its hash recorded. Stamps the file (unless `found` came from its stamp),
+    so a later check costs no pass."""
     cache = data_dirs()["cache"]
+    trust = expected_sha256(fspec)
+    if trust is None:
+        try:
+            with cache_lock(cache, "record-" + record_path(fspec).name):
+                trust = expected_sha256(fspec) or _record_first_use(fspec, path, found)   # one first use
+        except (OSError, DataError):     # no lock in a read-only cache dir: the data still loads
+            trust = expected_sha256(fspec) or Trust(found, RECORDED, record=None, first_use=True)
+    if found != trust.sha256:
+        raise mismatch_error(path, fspec, found, trust)
+    if stamp:
+        write_stamp(cache, path, _member_for(path, fspec), found)
+    return trust
+
+
+def mismatch_error(path: Path, fspec: FileSpec, found: str, trust: Trust | None = None) -> DataError:
+    trust = trust or Trust(fspec.sha256, PINNED)
     member = _member_for(path, fspec)
-    found = _read_stamp(cache, path, member)
-    if found is None:
-        found = sha256_of(path, None, member, progress=progress)
-    if found != fspec.sha256:
-        raise mismatch_error(path, fspec, found)
-    write_stamp(cache, path, member, found)
-    return found
+    what = f"{path}{f' (member {member})' if member else ''}"
+    refetch = f"`kernelbench datasets fetch {fspec.dataset}`" if fspec.dataset else "the fetch"
+    if trust.kind == PINNED:
+        return DataError(
+            f"Checksum mismatch for {what}: expected sha256 {trust.sha256} (of the decompressed content, "
+            f"pinned in the registry), found {found}. The file is corrupt or a different version: delete or "
+            "replace it" + (f" with the file from {fspec.url}" if fspec.url else "") + f", then run {refetch} again.")
+    return DataError(
+        f"Checksum mismatch for {what}: its decompressed content has sha256 {found}, but {trust.sha256} was "
+        f"recorded when this file was first used ({trust.recorded_at}, from {trust.source}; the record is "
+        f"{trust.record}; the registry pins no sha256 for it). The file changed since then. Fix: delete or "
+        f"replace {path} and run {refetch} again; if the new content is the one you want (the publisher "
+        f"changed the file), delete {trust.record} instead and the next use records the new hash.")
+
+
+def verify_file(path: Path, fspec: FileSpec, *, progress: bool = False) -> Trust:
+    """Check a local file against its pinned or recorded sha256 (of the decompressed content), or
+    record the sha256 on its first use; one pass over the file unless a stamp says it was hashed."""
+    stamped = _read_stamp(data_dirs()["cache"], path, _member_for(path, fspec))
+    found = stamped or sha256_of(path, None, _member_for(path, fspec), progress=progress)
+    return check_sha256(path, fspec, found, stamp=stamped is None)

@@ -40,6 +40,7 @@ class FileSpec:
     sha256: str | None        # of the decompressed content
     n: int | None             # rows
     member: str | None = None  # file inside a zip download
+    dataset: str = ""          # the registry entry it belongs to (named in messages)
 
     @property
     def download_name(self) -> str | None:
@@ -142,7 +143,7 @@ def _parse_entry(path: Path, name: str, entry) -> DatasetSpec:
         raise bad("files", f"unknown part(s) {sorted(unknown)}; allowed: train, test")
     files = {}
     for role, f in files_raw.items():
-        files[role] = _parse_file(bad, role, f)
+        files[role] = _parse_file(bad, name, role, f)
     source = entry.get("source")
     if fmt == "builtin":
         if source not in BUILTIN_SOURCES:
@@ -178,7 +179,7 @@ def _parse_entry(path: Path, name: str, entry) -> DatasetSpec:
     )
 
 
-def _parse_file(bad, role, f) -> FileSpec:
+def _parse_file(bad, dataset, role, f) -> FileSpec:
     if not isinstance(f, dict):
         raise bad(f"files.{role}", "must be a mapping with name, url, compression, sha256, n")
     fname = f.get("name")
@@ -203,7 +204,8 @@ def _parse_file(bad, role, f) -> FileSpec:
     n = f.get("n")
     if n is not None and (not isinstance(n, int) or n < 1):
         raise bad(f"files.{role}.n", f"{n!r} must be a positive integer or null")
-    return FileSpec(role=role, name=fname, url=url, compression=comp, sha256=sha, n=n, member=member)
+    return FileSpec(role=role, name=fname, url=url, compression=comp, sha256=sha, n=n, member=member,
+                    dataset=dataset)
 
 
 def get_spec(name: str) -> DatasetSpec:

@@ -112,6 +112,7 @@ def env(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELBENCH_ALLOW_HTTP_LOOPBACK", "1")
     monkeypatch.delenv("KERNELBENCH_OFFLINE", raising=False)
     monkeypatch.setenv("KERNELBENCH_REGISTRY", str(tmp_path / "registry.yaml"))
+    monkeypatch.setenv("KERNELBENCH_DOWNLOAD_BACKOFF", "0.01")      # retries without waiting
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")

@@ -56,10 +56,12 @@ def test_registry_values_agree_with_sources_md(name):
     assert (spec.files[role].sha256, spec.files[role].n, spec.d) == (sha, n, d)
 
 
-def test_unverifiable_sets_have_null_sha_and_info_says_so():
+def test_unpinned_sets_have_null_sha_and_info_says_the_hash_is_recorded_not_verified(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))        # no record yet
     info = dataset_info("cod-rna")
-    assert info["files"]["train"]["sha256"] is None
-    assert any("accepted unverified" in n for n in info["notes"])
+    assert info["files"]["train"]["sha256"] is None and info["files"]["train"]["hash"] == "not yet"
+    assert any("no sha256 pinned" in n and "first use is recorded" in n for n in info["notes"])
+    assert not any("verified" in n and "not verified" not in n for n in info["notes"])
 
 
 @pytest.mark.skipif(not (MIRROR / "a9a.xz").is_file(), reason=f"staged benchmark mirror {MIRROR} is absent")
@@ -123,12 +125,15 @@ def _invoke(*args):
 def test_cli_list_info_path_fetch(tmp_path):
     out = _invoke("list")
     assert out.exit_code == 0, out.output
-    lines = {line.split()[0]: line for line in out.output.splitlines()[2:]}
+    table = out.output.split("\n\n")[0]                         # the legend follows a blank line
+    lines = {line.split()[0]: line for line in table.splitlines()[2:]}
     assert set(lines) == set(dataset_names()) | {"synthetic"}     # + the generated replicas (synthetic.py)
     assert "generated" in lines["synthetic"] and "datasets synth" in lines["synthetic"]
     if (MIRROR / "a9a.xz").is_file():
         assert "32,561+16,281 x 123" in lines["a9a"] and " yes " in lines["a9a"]
     assert " no " in lines["susy"] and "builtin" in lines["digits86"]
+    assert " pinned " in lines["a9a"] and " not yet " in lines["susy"]           # a9a's hashes are in the registry
+    assert "recorded = " in out.output and "not verified" in out.output
 
     out = _invoke("info", "ijcnn1")
     assert out.exit_code == 0 and "ijcnn1.bz2" in out.output and str(tmp_path / "cache") in out.output
@@ -140,7 +145,10 @@ def test_cli_list_info_path_fetch(tmp_path):
     assert out.exit_code == 0 and "builtin" in out.output
     if (MIRROR / "a9a.xz").is_file():
         out = _invoke("fetch", "a9a")
-        assert out.exit_code == 0 and out.output.split() == [str(MIRROR / "a9a.xz"), str(MIRROR / "a9a.t.xz")]
+        assert out.exit_code == 0, out.output
+        assert [line.split()[0] for line in out.output.splitlines()] == [str(MIRROR / "a9a.xz"),
+                                                                           str(MIRROR / "a9a.t.xz")]
+        assert all("verified: sha256 matches the one pinned" in line for line in out.output.splitlines())
 
 
 def test_cli_fetch_missing_raises_data_error():
