@@ -219,3 +219,19 @@ def test_the_evaluations_a_claim_reads_within_seconds_are_kept_by_publish(monkey
     assert sorted(zip(read["algorithm"], read["train_seconds"])) == [("cdsg", 4.0), ("dsg", 5.0), ("udsg", 1.0)]
     assert rows_read(runs.assign(paper="x2019")) == []
     assert rows_read(runs.iloc[0:0]) == []
+
+
+def test_a_miss_against_a_method_that_learned_something_fails_even_at_the_floor():
+    # the claimed winner sits at the constant classifier while another method learned: a measurement
+    learned = frame(cells("ijcnn1", "cdsg", [0.095]), cells("ijcnn1", "dsg", [0.04]), cells("ijcnn1", "udsg", [0.095]))
+    verdict = judge_claim(claim(order(), on=("ijcnn1",), floor={"ijcnn1": 9.5}), learned)
+    assert verdict.verdict == "does not hold"
+    # beating a method stuck at the constant classifier is a measurement too
+    beaten = frame(cells("ijcnn1", "cdsg", [0.04]), cells("ijcnn1", "dsg", [0.095]), cells("ijcnn1", "udsg", [0.05]))
+    assert judge_claim(claim(order(), on=("ijcnn1",), floor={"ijcnn1": 9.5}), beaten).verdict == "holds"
+
+
+def test_two_error_free_methods_tie_whatever_they_learned():
+    perfect = frame(cells("a9a", "cdsg", [0.0]), cells("a9a", "dsg", [0.0]), cells("a9a", "udsg", [0.0]))
+    verdict = judge_claim(claim(order(), on=("a9a",)), perfect)
+    assert verdict.verdict == "not testable here" and "not comparable" in verdict.measurement

@@ -86,8 +86,10 @@ def _run_line(folder: Path, record: RunRecord) -> str:
 
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "
                 "before any run, on the means over finished trials of the paper's published runs of each set. "
-                "A set without a finished run of every compared method is untested; one where a compared "
-                f"method's test error lies within {FLOOR_POINTS:g} points of the constant classifier's is not comparable. "
+                "A set without a finished run of every compared method is untested; one whose test misses only "
+                "between methods that both sit at the constant classifier's test error (within "
+                f"{FLOOR_POINTS:g} points) or both make no test error is not comparable (an ordering between "
+                "classifiers that learned nothing means nothing); a miss against any other method fails it. "
                 "\"all\" holds when the test holds on every tested set, \"most\" on more than half; a claim with "
                 "no tested set is not testable here.")
 
