@@ -27,6 +27,7 @@ with dataset.labeled (the semi-supervised ones); the others run as they are.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,8 +183,8 @@ def not_run(paper: str, configs_dir, out_dir, published_dir=None) -> dict:
 
 
 def no_result(run: Run) -> str | None:
-    """None when the run finished a cell; else why not: the message of its first final row ("" when
-    it has none)."""
+    """None when the run finished a cell; else why not: the first sentence of its first final row's
+    message ("" when it has none; the rest of the message is the fix, which the run folder keeps)."""
     try:
         frame = read_results(run.path)
     except OutputError:
@@ -192,7 +193,7 @@ def no_result(run: Run) -> str | None:
         return None
     last = final_rows(frame, folds=True)
     messages = [m for m in last["message"] if isinstance(m, str) and m] if len(last) and "message" in last else []
-    return messages[0] if messages else ""
+    return re.split(r"(?<=[.;])\s", messages[0], maxsplit=1)[0].rstrip(".;") if messages else ""
 
 
 def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False, published_dir=None) -> float | None:
