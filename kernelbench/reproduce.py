@@ -15,14 +15,19 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
                `kernelbench grid` does: its grid cross-validated on the training part, the best
                refitted and scored on the test part (experiment.grid_search), not every cell on the test part.
 
-Some panels are produced by a sweep, not by one config (training sizes, threads): `SWEEPS` names
-them; `reproduce` lists them with their `kernelbench sweep` command and does not run them.
+Some panels are produced by a sweep, not by one config (training sizes, test sizes, threads): the
+paper file's `sweeps:` (`SWEEPS`), each a `kernelbench sweep` command. `reproduce` runs them after
+the configs, in this process (experiment.run_sweep), every run tagged with the sweep's figure (so
+that it is never pooled with the fixed-size runs of its config) and resumable like the configs: a
+point finished under --out is kept, an unfinished one resumed. `figure` (`--figure fig2`) runs only
+the configs and sweeps of one figure or table.
 `reproduce --list` prints the whole paper × figure/table × dataset × algorithm matrix.
 `protocol` ("held-out" | "paper", `--protocol`) overrides the config's `protocol:` in every config
 with dataset.labeled (the semi-supervised ones); the others run as they are.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,15 +42,17 @@ from kernelbench.data.fetch import resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.experiment import grid_search, run_experiment
+from kernelbench.experiment.sweep import PREDICT_SIZES, parse_command, run_sweep, sweep_points
 from kernelbench.figures import render_all
 from kernelbench.papers import PAPERS, get_paper
-from kernelbench.publish import published_seconds
+from kernelbench.publish import finished_cells, published_seconds
 from kernelbench.report import build_report, markdown_to_html
-from kernelbench.results import Run, RunRecord
+from kernelbench.results import Run, RunRecord, final_rows, read_results
 
 # Panels made by a sweep (it varies what a config holds fixed): (paper, figure, command), from each
 # paper's `sweeps`
 SWEEPS = tuple((paper.id, sweep.figure, sweep.command) for paper in PAPERS.values() for sweep in paper.sweeps)
+FIGURE_KEY = "tags.figure"                # the override that tags a sweep's runs with its panel
 
 
 @dataclass
@@ -72,10 +79,11 @@ class Experiment:
 
 
 def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None = None,
-                published_dir=None) -> list[Experiment]:
+                published_dir=None, figure: str | None = None) -> list[Experiment]:
     """The configs tagged with `paper` (every tagged config for None), in file-name order; with
     `protocol`, the semi-supervised ones (dataset.labeled) under that protocol. `published_dir`: the
-    published folder whose runs estimate the experiments not run under out_dir (None: none)."""
+    published folder whose runs estimate the experiments not run under out_dir (None: none).
+    `figure`: only the configs tagged with that figure."""
     if paper is not None:
         get_paper(paper)                    # an unknown id: a ConfigError naming the papers
     if protocol is not None and protocol not in PROTOCOLS:
@@ -93,6 +101,8 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
             continue
         cfg = load_config(path)
         if cfg.tags.paper is None or (paper is not None and cfg.tags.paper != paper):
+            continue
+        if figure is not None and cfg.tags.figure != figure:
             continue
         selection = selects_model(path, cfg)
         if protocol is not None and cfg.dataset.labeled is not None and not selection:
@@ -150,17 +160,41 @@ def absent_data(paper: str, configs_dir, out_dir) -> dict:
 
 
 def not_run(paper: str, configs_dir, out_dir, published_dir=None) -> dict:
-    """{config file: "not run" or "unfinished", with its time estimate} of the paper's experiments
-    that could run here (their data is here) but have no finished run under out_dir, nor a finished
-    published one of the same config under published_dir/<paper> (what `kernelbench publish`
-    records, so that the report names every experiment a publication left out, never silently)."""
-    def published(e: Experiment) -> bool:
-        run = Run.latest(Path(published_dir) / paper, e.cfg.name, config_to_dict(e.cfg)) if published_dir else None
-        return run is not None and run.status == "finished"
+    """{config file: "not run", "unfinished" (with its time estimate) or "no cell finished" (with
+    why)} of the paper's experiments that could run here (their data is here) but have no result:
+    no finished run with a finished cell under out_dir, nor a published one under published_dir/<paper>
+    (what `kernelbench publish` records, so that the report names every experiment a publication left
+    out, never silently; a run whose every cell was skipped is no result: publish leaves it out)."""
+    def published(e: Experiment):
+        return Run.latest(Path(published_dir) / paper, e.cfg.name, config_to_dict(e.cfg)) if published_dir else None
 
     words = {"to run": "not run", "resume": "unfinished"}
-    return {e.path.name: words[e.state] + (f" (estimate {duration_text(e.estimate)})" if e.estimate else "")
-            for e in experiments(paper, configs_dir, out_dir) if not e.missing and not e.done and not published(e)}
+    found = {}
+    for e in experiments(paper, configs_dir, out_dir):
+        if e.missing:
+            continue
+        run = e.previous if e.done else published(e)
+        if run is not None and run.status == "finished":
+            why = no_result(run)
+            if why is not None:
+                found[e.path.name] = f"no cell finished ({why})" if why else "no cell finished"
+            continue
+        found[e.path.name] = words[e.state] + (f" (estimate {duration_text(e.estimate)})" if e.estimate else "")
+    return found
+
+
+def no_result(run: Run) -> str | None:
+    """None when the run finished a cell; else why not: the first sentence of its first final row's
+    message ("" when it has none; the rest of the message is the fix, which the run folder keeps)."""
+    try:
+        frame = read_results(run.path)
+    except OutputError:
+        return ""
+    if finished_cells(frame):
+        return None
+    last = final_rows(frame, folds=True)
+    messages = [m for m in last["message"] if isinstance(m, str) and m] if len(last) and "message" in last else []
+    return re.split(r"(?<=[.;])\s", messages[0], maxsplit=1)[0].rstrip(".;") if messages else ""
 
 
 def estimate_seconds(cfg: ExperimentConfig, out_dir, *, selection=False, published_dir=None) -> float | None:
@@ -210,35 +244,57 @@ def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = No
     return "\n".join(lines)
 
 
-def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
-              execution=None, quiet=False, echo=print, protocol: str | None = None, published_dir=None) -> dict:
-    """Run the paper's runnable experiments not done yet (resuming unfinished ones), then render its
-    figures and write its report section. Returns what happened to each config. `protocol`: see
-    the module docstring; `published_dir`: the published folder that estimates durations (matrix)."""
+def paper_sweeps(paper: str, figure: str | None = None, sweeps=None) -> list[tuple[str, str]]:
+    """(figure, command) of the paper's sweeps (`sweeps`: those instead of the paper file's), of
+    `figure` only when given."""
+    found = [(f, c) for p, f, c in SWEEPS if p == paper] if sweeps is None else [tuple(s) for s in sweeps]
+    return [(f, c) for f, c in found if figure in (None, f)]
 
-    found = experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir)
+
+def sweep_plan(figure: str, command: str, configs_dir) -> tuple[list[Path], dict]:
+    """The configs (in configs_dir) and points of a paper's sweep command, its runs tagged with the
+    sweep's figure: a sweep varies what its configs hold fixed, so its runs must never be pooled
+    with theirs (which carry the configs' own figure)."""
+    configs, over = parse_command(command)
+    given = over.get(FIGURE_KEY)
+    if given is not None and given != [figure]:
+        raise ConfigError(f"sweep {command!r}: --over {FIGURE_KEY}={','.join(map(str, given))} but the sweep "
+                          f"makes {figure}; write --over {FIGURE_KEY}={figure} in the paper file")
+    return [Path(configs_dir) / c.name for c in configs], {FIGURE_KEY: [figure], **over}
+
+
+def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
+              execution=None, quiet=False, echo=print, protocol: str | None = None, published_dir=None,
+              figure: str | None = None, sweeps=None) -> dict:
+    """Run the paper's runnable experiments not done yet (resuming unfinished ones) and its sweeps
+    (their finished points kept), then render its figures and write its report section. Returns
+    what happened to each config (and to each sweep's config: "<figure> sweep: <file>"). `protocol`:
+    see the module docstring; `published_dir`: the published folder that estimates durations
+    (matrix); `figure`: that figure's configs and sweeps only; `sweeps`: [(figure, command)] run
+    instead of the paper file's."""
+
+    found = experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir, figure=figure)
+    planned = paper_sweeps(paper, figure, sweeps)
     todo = [e for e in found if e.state in ("to run", "resume")]
     known = [e.estimate for e in todo if e.estimate is not None]
     estimate = (f"estimated {duration_text(sum(known))} for {len(known)} of them"
                 + (f", {len(todo) - len(known)} without an estimate" if len(known) < len(todo) else "")
                 if known else "no estimate yet: no earlier run under --out, none published, no time limit")
     echo(f"{paper}: {len(found)} configs; {sum(e.done for e in found)} done, {len(todo)} to run "
-         f"({estimate}), {sum(e.missing is not None for e in found)} without their data")
+         f"({estimate}), {sum(e.missing is not None for e in found)} without their data; "
+         f"{len(planned)} sweeps (their finished points kept)")
     for e in found:
         if e.missing:
             echo(f"  not run: {e.path.name}: {e.missing}")
-    for p, figure, command in SWEEPS:
-        if p == paper:
-            echo(f"  made by a sweep ({figure}): {command}")
     outcome = {e.path.name: e.state for e in found}
     started = time.monotonic()
+    command = ["kernelbench", "reproduce", paper, *(["--protocol", protocol] if protocol else [])]
     bar = tqdm(todo, desc=f"reproduce {paper}", unit="experiment", disable=quiet)
     for e in bar:
         if budget is not None and time.monotonic() - started >= budget:
             outcome[e.path.name] = "left (budget spent)"
             continue
         bar.set_postfix_str(e.cfg.name)
-        command = ["kernelbench", "reproduce", paper, *(["--protocol", protocol] if protocol else [])]
         try:
             # a model-selection config: cross-validated search on the training part, the refit on the test part
             run = grid_search if e.selection else run_experiment
@@ -251,6 +307,9 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
             outcome[e.path.name] = f"failed: {error}"
             echo(f"  {e.path.name}: {error}")
     bar.close()
+    deadline = started + budget if budget is not None else None
+    for sweep_figure, sweep_command in planned:
+        outcome.update(_run_paper_sweep(sweep_figure, sweep_command, configs_dir, out_dir, deadline, command, echo))
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     figures = render_all(out_dir, Path(out_dir) / "figures", prefix=f"{paper}_")
     markdown, _ = build_report([out_dir], paper=paper)
@@ -263,3 +322,44 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
     if left:
         echo(f"not finished: {', '.join(left)} (run the same command again to continue)")
     return outcome
+
+
+def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, run_command, echo) -> dict:
+    """One sweep of a paper, config by config: {"<figure> sweep: <file>": what happened}."""
+    echo(f"  sweep ({figure}): {command}")
+    try:
+        configs, over = sweep_plan(figure, command, configs_dir)
+    except KernelbenchError as error:
+        echo(f"  sweep ({figure}): {error}")
+        return {f"{figure} sweep": f"failed: {error}"}
+    outcome = {}
+    for config in configs:
+        key = f"{figure} sweep: {config.name}"
+        if deadline is not None and time.monotonic() >= deadline:
+            outcome[key] = "left (budget spent)"
+            continue
+        try:
+            missing = missing_data(load_config(config))
+            if missing:
+                outcome[key] = "no data"
+                echo(f"  not run: {config.name} ({figure} sweep): {missing}")
+                continue
+            points = run_sweep([config], over, out_dir=out_dir, resume=True, deadline=deadline,
+                               command=run_command, echo=lambda line: echo(f"    {line}"))
+        except KeyboardInterrupt:
+            raise
+        except KernelbenchError as error:          # one config's problem does not stop the rest
+            outcome[key] = f"failed: {error}"
+            echo(f"  {key}: {error}")
+            continue
+        if deadline is not None and time.monotonic() >= deadline and not _line_complete(points, over):
+            outcome[key] = "left (budget spent)"
+        else:
+            outcome[key] = "done" if points and all(p.kept for p in points) else "ran"
+    return outcome
+
+
+def _line_complete(points, over: dict) -> bool:
+    """Whether a config's sweep reached its last point (or a point that ends its line)."""
+    every = sweep_points({k: v for k, v in over.items() if k != PREDICT_SIZES})
+    return bool(points) and (len(points) == len(every) or bool(points[-1].stopped))

@@ -13,6 +13,7 @@ from kernelbench import papers
 from kernelbench.data.registry import dataset_names
 from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
+from kernelbench.experiment.sweep import parse_command
 from kernelbench.papers import CLAIM_METRICS, PAPERS, Claim, ClaimTest, Published, Selector, get_paper, load_paper, paper_ids
 from kernelbench.report import metric_known
 
@@ -85,9 +86,10 @@ def test_every_paper_has_figures_under_its_prefix_and_the_files_its_commands_nam
     for paper in PAPERS.values():
         assert any(name.startswith(paper.figure_prefix) for name in FIGURES), paper.id
         for sweep in paper.sweeps:          # a sweep command, and the configs it names are there
-            assert sweep.command.startswith("kernelbench sweep "), sweep.command
-            files = [word for word in sweep.command.split() if word.endswith(".yaml")]
-            assert files and all((ROOT / f).is_file() for f in files), sweep.command
+            configs, over = parse_command(sweep.command)
+            assert configs and all((ROOT / f).is_file() for f in configs), sweep.command
+            # its runs carry its own figure, never pooled with the fixed-size runs of the configs
+            assert over.get("tags.figure") == [sweep.figure], sweep.command
 
 
 @pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")

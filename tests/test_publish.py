@@ -396,3 +396,36 @@ def test_the_published_results_stay_within_their_size_budget(tmp_path):
     (tmp_path / "small.json").write_bytes(b"x" * 10)
     message = over_budget([tmp_path / "big.csv", tmp_path / "small.json"], 1000)
     assert "over the budget" in message and message.index("big.csv") < message.index("small.json")
+
+
+SKIPPED = """name: synthetic_tsvm_ls
+tags: {paper: dai2014, figure: fig1, panel: "p", role: baseline}
+dataset: {name: synthetic, shape: susy, n: 400, n_test: 100, labeled: 20}
+algorithm: {name: tsvm-ls, params: {max_points: 100}}
+trials: 2
+evaluate: {every: 1, on: [test_error]}
+"""
+
+
+def test_a_run_that_finished_no_cell_is_not_published_and_a_published_copy_of_one_goes(tmp_path):
+    """An O(n²) baseline past its max_points writes a `skipped` row per cell: such a run is no
+    result (it feeds no number), so publish leaves it out, removes a copy published before, and the
+    experiment is recorded as having no finished cell, with the solver's reason."""
+    configs, out = tiny_runs(tmp_path)
+    (configs / "synthetic_tsvm_ls.yaml").write_text(SKIPPED)
+    skipped = run_experiment(load_config(configs / "synthetic_tsvm_ls.yaml"), out_dir=out, quiet=True)
+    assert set(read_results(skipped)["status"]) == {"skipped"}
+    published = tmp_path / "published"
+    done = publish("dai2014", results_dir=out, out_dir=published, reproduction=None,
+                   not_run=lambda p: not_run(p, configs, out, published), echo=lambda line: None)["dai2014"]
+    assert done["left out"] == [skipped.name] and len(done["written"]) == 2
+    assert not (published / "dai2014" / skipped.name).exists()
+    recorded = json.loads((published / "dai2014" / ABSENT_FILE).read_text())["experiments"]
+    assert recorded["synthetic_tsvm_ls.yaml"].startswith("no cell finished (") and "max_points" in recorded[
+        "synthetic_tsvm_ls.yaml"]
+    # a copy published before this rule, from another machine: removed, not kept
+    shutil.copytree(skipped, published / "dai2014" / skipped.name)
+    shutil.rmtree(skipped)
+    done = publish("dai2014", results_dir=out, out_dir=published, reproduction=None, echo=lambda line: None)["dai2014"]
+    assert done["left out"] == [skipped.name] and not done["kept"]
+    assert not (published / "dai2014" / skipped.name).exists()

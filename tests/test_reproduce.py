@@ -4,10 +4,12 @@ import json
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from kernelbench.config import load_config
-from kernelbench.reproduce import SWEEPS, experiments, matrix, reproduce
+from kernelbench.errors import ConfigError
+from kernelbench.reproduce import SWEEPS, experiments, matrix, reproduce, sweep_plan
 from kernelbench.results import Run
 
 TINY = """name: {name}
@@ -164,3 +166,49 @@ def test_a_model_selection_estimate_counts_folds_and_refits(tmp_path):
                     + "grid: {C: [1.0, 10.0, 100.0]}\ncv: 2\n")
     (e,) = experiments("dai2014", folder, tmp_path / "none")
     assert e.estimate == 2 * (3 * 2 + 3)          # 3 cells × 2 folds, then 3 refit trials
+
+
+SWEEP = [("fig2", "kernelbench sweep configs/synthetic_dsg_b.yaml --over tags.figure=fig2 "
+                  "--over dataset.subsample=100,200")]
+
+
+def test_a_papers_sweep_runs_each_point_once_tagged_with_its_panel_and_resumes_an_unfinished_point(configs, tmp_path):
+    out, said = tmp_path / "results", []
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=said.append, figure="fig2",
+                        sweeps=SWEEP)
+    assert outcome == {"fig2 sweep: synthetic_dsg_b.yaml": "ran"}      # --figure fig2: not the fig1 configs
+    folders = sorted(p.parent for p in out.glob("synthetic_dsg_b-*/run.json"))
+    records = {json.loads((f / "run.json").read_text())["sweep"]["dataset.subsample"]: f for f in folders}
+    assert sorted(records) == [100, 200]
+    for size, folder in records.items():
+        meta = json.loads((folder / "run.json").read_text())
+        assert meta["dataset"]["n_train"] == size                   # the rows it trained on: the point
+        assert meta["tags"]["figure"] == "fig2"                     # never pooled with the config's fig1 runs
+        assert set(pd.read_csv(folder / "results.csv")["figure"]) == {"fig2"}
+    # a second call keeps the finished points; a point killed mid-run is resumed in its own folder
+    killed = records[200] / "run.json"
+    killed.write_text(json.dumps({**json.loads(killed.read_text()), "status": "running"}))
+    again = reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=said.append, figure="fig2",
+                      sweeps=SWEEP)
+    assert again == {"fig2 sweep: synthetic_dsg_b.yaml": "ran"}
+    assert sorted(p.parent for p in out.glob("synthetic_dsg_b-*/run.json")) == folders
+    assert json.loads(killed.read_text())["status"] == "finished"
+    done = reproduce("dai2014", configs_dir=configs, out_dir=out, quiet=True, echo=said.append, figure="fig2",
+                     sweeps=SWEEP)
+    assert done == {"fig2 sweep: synthetic_dsg_b.yaml": "done"}
+    assert len(list(out.glob("synthetic_dsg_b-*"))) == 2
+
+
+def test_a_sweep_waits_for_the_next_call_once_the_budget_is_spent_and_keeps_its_panel(configs, tmp_path):
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", budget=1e-9, quiet=True,
+                        echo=lambda line: None, figure="fig2", sweeps=SWEEP)
+    assert outcome == {"fig2 sweep: synthetic_dsg_b.yaml": "left (budget spent)"}
+    assert not list((tmp_path / "r").glob("synthetic_dsg_b-*"))
+    with pytest.raises(ConfigError, match="--over tags.figure=fig2"):         # its runs would be another panel's
+        sweep_plan("fig2", "kernelbench sweep configs/a.yaml --over tags.figure=fig1 --over trials=1,2", configs)
+
+
+def test_every_papers_sweep_is_what_reproduce_runs():
+    for paper, figure, command in SWEEPS:
+        files, over = sweep_plan(figure, command, "configs")
+        assert files and all(f.is_file() for f in files) and over["tags.figure"] == [figure], command

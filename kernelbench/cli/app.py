@@ -289,10 +289,13 @@ def reproduce(
                                            "dataset.labeled (the others run unchanged)"),
     published_dir: Path = typer.Option(Path("results/published"), "--published", help="published runs (kernelbench "
                                        "publish) that estimate the time of experiments not run under --out"),
+    figure: Optional[str] = typer.Option(None, "--figure", help="only the configs and sweeps of this figure or "
+                                                                "table (tags.figure), e.g. fig2"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ):
-    """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed),
-    then its figures and report section; --list shows the whole matrix."""
+    """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed)
+    and its sweep panels (finished points kept), then its figures and report section; --list
+    shows the whole matrix."""
     from kernelbench.config import parse_duration
     from kernelbench.reproduce import matrix
     from kernelbench.reproduce import reproduce as reproduce_paper
@@ -307,7 +310,7 @@ def reproduce(
         reproduce_paper(paper, configs_dir=configs, out_dir=out,
                         budget=parse_duration(budget, "--budget") if budget else None,
                         execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo,
-                        protocol=protocol, published_dir=published_dir)
+                        protocol=protocol, published_dir=published_dir, figure=figure)
     except KeyboardInterrupt as e:
         _exit_interrupted(e)
 

@@ -5,28 +5,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-import yaml
 
 from kernelbench.errors import ConfigError
-
-
-def parse_over(items) -> dict:
-    """--over KEY=V1,V2,... -> {key: [values]}, each value read as YAML (1e-3, true, [a, b] in quotes)."""
-    over: dict = {}
-    for item in items or []:
-        key, sep, text = item.partition("=")
-        key = key.strip()
-        if not sep or not key or not text.strip():
-            raise ConfigError(f"--over {item!r}: expected KEY=V1,V2,... with a dotted config key, e.g. "
-                              "--over dataset.subsample=5000,10000")
-        try:
-            values = yaml.safe_load(f"[{text}]")
-        except yaml.YAMLError as e:
-            raise ConfigError(f"--over {item!r}: the values are not valid YAML ({e})") from None
-        if key in over:
-            raise ConfigError(f"--over {key} is given twice; give its values once, comma-separated")
-        over[key] = values
-    return over
 
 
 def sweep(
@@ -41,6 +21,8 @@ def sweep(
     max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="with --processes: address-space "
                                                   "limit of a point's process"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    resume: bool = typer.Option(False, "--resume", help="keep the points finished under --out (same config and "
+                                                        "values), resume the unfinished ones, run the rest"),
 ):
     """Run configs at every point of a grid of config values: one ordinary run
     folder per point, each validated like `kernelbench run` with the point's values.
@@ -62,13 +44,13 @@ def sweep(
     solver (an O(n^2) baseline past max_points: a "skipped" row), ends its
     line: the larger values of the last key are not run.
     """
-    from kernelbench.experiment.sweep import Limits, run_sweep    # heavy: see app.py's docstring
+    from kernelbench.experiment.sweep import Limits, parse_over, run_sweep    # heavy: see app.py's docstring
 
     points = parse_over(over)
     if not points:
         raise ConfigError("kernelbench sweep needs at least one --over KEY=V1,V2,...")
     if max_memory_mb and not processes:
         raise ConfigError("--max-memory-mb limits a point's own process: add --processes")
-    run_sweep(configs, points, out_dir=out, processes=processes, quiet=quiet,
+    run_sweep(configs, points, out_dir=out, processes=processes, quiet=quiet, resume=resume,
               limits=Limits(seconds=max_seconds, grace=grace, memory_mb=max_memory_mb), echo=typer.echo)
 

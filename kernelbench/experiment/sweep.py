@@ -17,6 +17,12 @@ the point's values as `--set` overrides), so that run.json's `peak_memory_mb` is
 point can be held to an address-space limit and a wall-clock limit; a point past them gets a final row
 saying so (status failed, `counters.stopped`). A line of points (the last key's values, e.g. growing
 training sizes) ends at its first point that reaches a limit (`stop_reason`): the rest are not run.
+
+With `resume` (`kernelbench reproduce` runs the papers' sweeps so, `sweep --resume`), a point whose
+run folder of the same config and swept values is finished is kept, not run again, and an
+unfinished one is resumed; `deadline` (a time.monotonic() value) leaves the points not started by
+then for the next call. A paper's sweep is written as its `kernelbench sweep` command
+(kernelbench/papers/*.yaml `sweeps:`); `parse_command` reads one back into configs and points.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import json
 import math
 import os
 import resource
+import shlex
 import signal
 import subprocess
 import sys
@@ -33,11 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 from threadpoolctl import threadpool_limits
 
 from kernelbench._io import safe_name
 from kernelbench.config import ExperimentConfig, config_to_dict, load_config
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.figures.scaling import stop_reason
 from kernelbench.results import Run, final_rows, read_results
 
@@ -71,6 +79,7 @@ class Point:
     stopped: str = ""                     # "" or a reason of figures.scaling.stop_reason
     message: str = ""
     wall_seconds: float | None = None     # a point run as its own process: its wall time
+    kept: bool = False                    # resume: a finished run of this point was there already
 
 
 def sweep_points(over: dict) -> list[dict]:
@@ -88,9 +97,54 @@ def point_name(name: str, values: dict, swept) -> str:
     return safe_name("-".join(parts), default=name)
 
 
+def parse_over(items) -> dict:
+    """--over KEY=V1,V2,... -> {key: [values]}, each value read as YAML (1e-3, true, [a, b] in quotes)."""
+    over: dict = {}
+    for item in items or []:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not text.strip():
+            raise ConfigError(f"--over {item!r}: expected KEY=V1,V2,... with a dotted config key, e.g. "
+                              "--over dataset.subsample=5000,10000")
+        try:
+            values = yaml.safe_load(f"[{text}]")
+        except yaml.YAMLError as e:
+            raise ConfigError(f"--over {item!r}: the values are not valid YAML ({e})") from None
+        if key in over:
+            raise ConfigError(f"--over {key} is given twice; give its values once, comma-separated")
+        over[key] = values
+    return over
+
+
+def parse_command(command: str) -> tuple[list[Path], dict]:
+    """A `kernelbench sweep CONFIG... --over KEY=V1,V2,...` command (a paper file's `sweeps:`) ->
+    (configs, {key: [values]}). Only configs and --over: what a paper's panel is, not how a machine
+    runs it (--processes, limits)."""
+    words = shlex.split(command)
+    if words[:2] != ["kernelbench", "sweep"]:
+        raise ConfigError(f"sweep command {command!r}: expected it to start with `kernelbench sweep`")
+    configs, items = [], []
+    rest = iter(words[2:])
+    for word in rest:
+        if word == "--over":
+            items.append(next(rest, ""))
+        elif word.startswith("--over="):
+            items.append(word[len("--over="):])
+        elif word.startswith("-"):
+            raise ConfigError(f"sweep command {command!r}: {word} is not read here; a paper's sweep names "
+                              "its configs and --over KEY=V1,V2,... only")
+        else:
+            configs.append(Path(word))
+    over = parse_over(items)
+    if not configs or not over:
+        raise ConfigError(f"sweep command {command!r}: expected at least one config and one --over KEY=V1,V2,...")
+    return configs, over
+
+
 def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits=Limits(),
-              quiet=True, command=None, echo=print) -> list[Point]:
-    """Every config at every point of `over` ({dotted key: [values]}); returns the points."""
+              quiet=True, command=None, echo=print, resume=False, deadline: float | None = None) -> list[Point]:
+    """Every config at every point of `over` ({dotted key: [values]}); returns the points run (or,
+    with `resume`, kept). Points not started by `deadline` (time.monotonic()) are left out."""
     over = {key: list(values) for key, values in over.items()}
     sizes = over.pop(PREDICT_SIZES, None)
     if sizes is not None and (processes or limits.memory_mb):
@@ -104,11 +158,17 @@ def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits
             outer = tuple(json.dumps(values[k], default=str) for k in list(over)[:-1])
             if outer in limited:
                 continue
+            if deadline is not None and time.monotonic() >= deadline:
+                return points
             # a predict-time run is named apart: `reproduce` must not take it for the config's own run
             cfg, overrides = point_config(config, values, swept, limits,
                                           suffix="-predict_time" if sizes is not None else "")
+            recorded = {**values, **({PREDICT_SIZES: sizes} if sizes else {})}
             point = Point(config, values, cfg.name)
-            if sizes is not None:
+            previous = _previous_run(cfg, recorded, out_dir) if resume else None
+            if previous is not None and previous.status == "finished":
+                point.folder, point.kept = previous.path, True
+            elif sizes is not None:
                 point.folder = time_predictions(cfg, sizes, out_dir=out_dir, command=command)
             elif processes:
                 run_as_process(point, overrides, out_dir, limits)
@@ -116,14 +176,23 @@ def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits
                     point.folder = Run.create(out_dir, cfg.name, config_to_dict(cfg), command=command,
                                               tags=cfg.tags.as_dict()).path
             else:
-                run_in_process(point, cfg, out_dir, quiet, command)
-            finish_point(point, cfg, {**values, **({PREDICT_SIZES: sizes} if sizes else {})}, limits.seconds)
+                run_in_process(point, cfg, out_dir, quiet, command, resume=previous is not None)
+            finish_point(point, cfg, recorded, limits.seconds)
             echo(_point_line(point))
             points.append(point)
             if point.stopped and swept and over[list(over)[-1]][-1] != values[list(over)[-1]]:
                 limited.add(outer)
                 echo(f"  {cfg.name}: stopped ({point.stopped}); the larger {list(over)[-1]} are not run")
     return points
+
+
+def _previous_run(cfg: ExperimentConfig, recorded: dict, out_dir) -> Run | None:
+    """The newest run folder of this point under out_dir: the same config and swept values (none
+    recorded: a point killed before its end, when they are written)."""
+    previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg))
+    if previous is None or previous.record.sweep not in (None, json.loads(json.dumps(recorded, default=str))):
+        return None
+    return previous
 
 
 def point_config(config: Path, values: dict, swept, limits: Limits,
@@ -137,9 +206,9 @@ def point_config(config: Path, values: dict, swept, limits: Limits,
     return load_config(config, overrides=overrides), overrides
 
 
-def run_in_process(point: Point, cfg: ExperimentConfig, out_dir, quiet, command) -> None:
+def run_in_process(point: Point, cfg: ExperimentConfig, out_dir, quiet, command, resume=False) -> None:
     try:
-        point.folder = run_experiment(cfg, out_dir=out_dir, quiet=quiet, command=command)
+        point.folder = run_experiment(cfg, out_dir=out_dir, quiet=quiet, command=command, resume=resume)
     except KernelbenchError as e:          # e.g. a subsample larger than the data: this point only
         point.stopped, point.message = "error", str(e)
 
@@ -218,7 +287,7 @@ def finish_point(point: Point, cfg: ExperimentConfig, values: dict, budget=None)
 def _point_line(point: Point) -> str:
     where = point.folder if point.folder is not None else "no run folder"
     why = f"  stopped: {point.stopped} ({point.message[:200]})" if point.stopped else ""
-    return f"{point.name}: {where}{why}"
+    return f"{point.name}: {where}{' (done before: kept)' if point.kept else ''}{why}"
 
 
 def time_predictions(cfg: ExperimentConfig, sizes, *, out_dir="results", command=None,

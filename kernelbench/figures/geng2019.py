@@ -9,9 +9,9 @@ same algorithm trained on the 200 labeled rows alone). A TSGS3VM run of more tha
 (stop.passes in its resolved config) is its own method. Fig. 3 draws the runs tagged figure: fig3
 (configs/<dataset>_<method>.yaml), held-out runs and `protocol: paper` runs (each trial the mean
 of its folds) in two figures, never one box; Fig. 2 those tagged figure: fig2 (a sweep over training
-sizes: `kernelbench sweep configs/<dataset>_<method>.yaml --over tags.figure=fig2 --over
-dataset.subsample=5000,10000,20000,40000`), at the training size each run used (run.json's
-dataset.n_train: labeled + unlabeled rows).
+sizes, kernelbench/papers/geng2019.yaml `sweeps:`: `kernelbench sweep configs/<dataset>_<method>.yaml
+--over tags.figure=fig2 --over dataset.subsample=1000,2000,...`), at the training size each run used
+(run.json's dataset.n_train: labeled + unlabeled rows).
 """
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ of test samples) and Fig. 2 (objective vs time per thread count, and speedup vs 
 
 Only runs tagged {paper: gu2018} are drawn, so other papers' runs on the same data do not mix in:
 Fig. 1a-f the runs of the configs configs/*_gu2018.yaml (figure: fig1), never a sweep's; Fig. 1g-h
-the rows of a sweep over test sizes (`kernelbench sweep CONFIG --over predict.n_test=...`:
-predict_seconds and counters.n_test, figure: fig1); Fig. 2 the runs of a sweep over threads
+the rows of a sweep over test sizes (`kernelbench sweep CONFIG --over tags.figure=fig1gh --over
+predict.n_test=...`: predict_seconds and counters.n_test; figure fig1 in runs made before the sweep
+was tagged apart); Fig. 2 the runs of a sweep over threads
 (`kernelbench sweep CONFIG --over tags.figure=fig2 --over algorithm.params.threads=1,2`), one run
 per thread count. Curves are means over trials.
 """
@@ -109,7 +110,7 @@ def mse_vs_time(df):
 @register_figure("gu2018_fig1gh_test_time")
 def test_time(df):
     """Fig. 1g–h: testing time vs number of test samples (a sweep over predict.n_test)."""
-    rows = _gu_rows(df, "fig1")
+    rows = pd.concat([_gu_rows(df, "fig1gh"), _gu_rows(df, "fig1")])
     rows = rows.assign(n_test=_test_sizes(rows)) if len(rows) else rows
     rows = rows[rows["n_test"].notna() & rows["predict_seconds"].notna()] if len(rows) else rows
     if rows.empty:

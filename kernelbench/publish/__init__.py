@@ -21,6 +21,9 @@ A published run is a run folder (results.csv and run.json, read by the same read
                   arguments keep their file names (the files' sha256 stay), a scheduler address its
                   scheme, and every other text (an error) its absolute paths' file names.
 
+A run that finished no cell (every cell skipped, as an O(n²) baseline past its max_points, or
+failed) is no result: it is not published, and a published copy of one is removed.
+
 The same runs give the same bytes, wherever they lie (rows keep the order they were written in).
 Before anything is written, the paper's report is built from the compacted copies and from the
 runs: they must be the same text, so the published form never changes a verdict. A paper's
@@ -30,8 +33,9 @@ it replaces (kept, both would be counted in the same numbers).
 
 compact.py makes one run's copy; writer.py writes a paper's copies and regenerates what reads them.
 """
-from .compact import DIGITS, MAX_POINTS, published_config, published_record, published_text, thin
+from .compact import DIGITS, MAX_POINTS, finished_cells, published_config, published_record, published_text, thin
 from .writer import SIZE_BUDGET, absent_data_text, over_budget, publish, published_seconds
 
-__all__ = ["DIGITS", "MAX_POINTS", "SIZE_BUDGET", "absent_data_text", "over_budget", "publish", "published_config",
+__all__ = ["DIGITS", "MAX_POINTS", "SIZE_BUDGET", "absent_data_text", "finished_cells", "over_budget", "publish",
+           "published_config",
            "published_record", "published_seconds", "published_text", "thin"]

@@ -23,6 +23,7 @@ from kernelbench.results import (
     cell_key,
     comparable_config,
     config_hash,
+    final_rows,
     raw_rows,
     run_folders,
     run_frame,
@@ -171,6 +172,14 @@ def thin(frame: pd.DataFrame, max_points: int = MAX_POINTS, keep=()) -> np.ndarr
             chosen = candidate
         kept[members[np.isin(position[members], sorted(chosen))]] = True
     return kept
+
+
+def finished_cells(frame: pd.DataFrame) -> int:
+    """How many cells of a run ended with a result (a final row of status ok, cross-validation folds
+    included). A run with none -- every cell skipped (an O(n²) baseline past max_points) or failed --
+    is no result: it feeds no number and is not published."""
+    last = final_rows(frame, folds=True)
+    return int((last["status"] == "ok").sum()) if len(last) else 0
 
 
 def _source(path: Path, record: RunRecord) -> Source:

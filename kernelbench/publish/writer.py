@@ -27,7 +27,7 @@ from kernelbench.results import (
     read_results,
 )
 
-from .compact import MAX_POINTS, Source, checked_points, published_config, published_files, sources
+from .compact import MAX_POINTS, Source, checked_points, finished_cells, published_config, published_files, sources
 
 SIZE_BUDGET = 8_000_000             # bytes under results/published plus REPRODUCTION.md (tests/test_publish.py):
 #   every paper's runs, their figures and Geng et al.'s 30 model-selection grids (a row per validated
@@ -68,7 +68,7 @@ def _paper_files(paper: str, runs: list[Source], max_points: int) -> dict[str, d
     return out
 
 
-def _check_same_report(paper: str, results_dir, files: dict[str, dict[str, str]]) -> None:
+def _check_same_report(paper: str, runs: list[Source], files: dict[str, dict[str, str]]) -> None:
     """The paper's report from the compacted copies must be its report from the runs."""
     with tempfile.TemporaryDirectory(prefix="kernelbench-publish-") as staging:
         for run_id, texts in files.items():
@@ -80,7 +80,7 @@ def _check_same_report(paper: str, results_dir, files: dict[str, dict[str, str]]
             except OSError as e:
                 raise output_error("write the copies to compare into", folder, e) from e
         got, _ = build_report([staging], paper=paper)
-    expected, _ = build_report([results_dir], paper=paper)
+    expected, _ = build_report([s.path for s in runs], paper=paper)
     if got != expected:
         lines = [(a, b) for a, b in zip(expected.splitlines(), got.splitlines()) if a != b]
         first = f": the runs give\n  {lines[0][0]}\nthe copies\n  {lines[0][1]}" if lines else ""
@@ -121,7 +121,8 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
     figures (PNG, into figures_dir; None: not) from out_dir alone. A published
     copy of the same experiment and config hash as a run published now is replaced (removed); the
     others not under results_dir are kept unless `prune`. Returns {paper: {"written": [...],
-    "unchanged": [...], "replaced": [...], "kept": [...], "pruned": [...]}} by run id."""
+    "unchanged": [...], "replaced": [...], "kept": [...], "pruned": [...], "left out": [...]}} by run id
+    ("left out": the runs, and published copies, that finished no cell)."""
     checked_points(max_points)
     if paper is not None:
         get_paper(paper)                       # an unknown id: a ConfigError naming the papers
@@ -172,10 +173,13 @@ def _check_folders(results_dir: Path, out_dir: Path) -> None:
 def _publish_paper(paper: str, runs: list[Source], results_dir: Path, out_dir: Path, *, max_points: int,
                    prune: bool, absent_data, not_run, echo) -> dict:
     """Write one paper's copies (its report unchanged by them), replace or prune the older ones, and
-    say what was done (the lists publish returns for the paper)."""
-    files = _paper_files(paper, runs, max_points)
-    _check_same_report(paper, results_dir, files)
-    done = {"written": [], "unchanged": [], "replaced": [], "kept": [], "pruned": []}
+    say what was done (the lists publish returns for the paper). A run that finished no cell
+    (finished_cells) is left out, and so is a published copy of one."""
+    done = {"written": [], "unchanged": [], "replaced": [], "kept": [], "pruned": [],
+            "left out": sorted(s.path.name for s in runs if not finished_cells(s.frame))}
+    runs = [s for s in runs if finished_cells(s.frame)]
+    files = _paper_files(paper, runs, max_points) if runs else {}
+    _check_same_report(paper, runs, files)
     for run_id, texts in sorted(files.items()):
         done["written" if _write(out_dir / paper / run_id, texts) else "unchanged"].append(run_id)
     _write_absent(out_dir / paper / ABSENT_FILE, absent_data_text(absent_data(paper) if absent_data else None,
@@ -183,12 +187,14 @@ def _publish_paper(paper: str, runs: list[Source], results_dir: Path, out_dir: P
     published_now = {_setting_of(json.loads(texts[META_FILE])) for texts in files.values()} - {None}
     for folder in _published_folders(out_dir / paper, leave_out=files):
         superseded = _setting_of(folder) in published_now
-        if superseded or prune:
+        no_result = (folder / RESULTS_FILE).is_file() and not finished_cells(read_results(folder))
+        if superseded or prune or no_result:
             try:
                 shutil.rmtree(folder)
             except OSError as e:
                 raise output_error("remove", folder, e) from e
-        done["replaced" if superseded else "pruned" if prune else "kept"].append(folder.name)
+        done["replaced" if superseded else "left out" if no_result else "pruned" if prune else "kept"].append(
+            folder.name)
     unfinished = sorted(s.path.name for s in runs if s.record.status != "finished")
     echo(f"{paper}: {len(files)} runs published to {out_dir / paper} ({len(done['written'])} written, "
          f"{len(done['unchanged'])} unchanged)")
@@ -203,6 +209,9 @@ def _publish_paper(paper: str, runs: list[Source], results_dir: Path, out_dir: P
              f"{', '.join(done['kept'])}")
     if done["pruned"]:
         echo(f"  removed {len(done['pruned'])} published runs not under {results_dir}")
+    if done["left out"]:
+        echo(f"  left out {len(done['left out'])} runs that finished no cell (every cell skipped or failed; "
+             f"published copies of such runs removed): {', '.join(done['left out'])}")
     return done
 
 
