@@ -34,3 +34,7 @@ MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
 # `kernelbench publish --points`: the evaluations a published copy keeps of each curve by default
 # (kernelbench/publish.py; the CLI shows it as the option's default)
 PUBLISHED_POINTS = 50
+
+# The state of an experiment whose run ended with no finished cell (every cell skipped or failed):
+# no result, so publish leaves the run out and the report reads it apart from experiments not run yet
+NO_CELL_FINISHED = "no cell finished"

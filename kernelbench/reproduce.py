@@ -36,7 +36,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import PROTOCOLS
+from kernelbench._vocab import NO_CELL_FINISHED, PROTOCOLS
 from kernelbench.config import ExperimentConfig, config_to_dict, duration_text, expand_grid, load_config
 from kernelbench.data.fetch import resolve_local
 from kernelbench.data.registry import get_spec
@@ -177,7 +177,7 @@ def not_run(paper: str, configs_dir, out_dir, published_dir=None) -> dict:
         if run is not None and run.status == "finished":
             why = no_result(run)
             if why is not None:
-                found[e.path.name] = f"no cell finished ({why})" if why else "no cell finished"
+                found[e.path.name] = f"{NO_CELL_FINISHED} ({why})" if why else NO_CELL_FINISHED
             continue
         found[e.path.name] = words[e.state] + (f" (estimate {duration_text(e.estimate)})" if e.estimate else "")
     return found

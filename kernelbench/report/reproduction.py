@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import kernelbench
+from kernelbench._vocab import NO_CELL_FINISHED
 from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
 from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
@@ -189,7 +190,14 @@ def reproduction_markdown(published_dir, target="REPRODUCTION.md") -> str:
             lines += ["Shortened to fit the publishing machine's budget (each config says how it departs from the "
                       "paper's protocol):", "", *cut[p.id], ""]
         left = not_run_experiments(published_dir, p.id)
-        if left:
+        # a run that finished no cell is no result (publish leaves it out): said apart from the
+        # experiments that simply have not run yet, which `reproduce` would run
+        unfinished = {name: state for name, state in left.items() if state.startswith(NO_CELL_FINISHED)}
+        waiting = {name: state for name, state in left.items() if name not in unfinished}
+        if waiting:
             lines += ["Runnable here but not run for this publication (`kernelbench reproduce "
-                      f"{p.id}` runs them):", "", *(f"- {name}: {state}" for name, state in sorted(left.items())), ""]
+                      f"{p.id}` runs them):", "", *(f"- {name}: {state}" for name, state in sorted(waiting.items())), ""]
+        if unfinished:
+            lines += ["Run here, but no cell finished (no result: left out of the published runs, read by no "
+                      "claim):", "", *(f"- {name}: {state}" for name, state in sorted(unfinished.items())), ""]
     return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
