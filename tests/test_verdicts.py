@@ -129,6 +129,21 @@ def test_at_seconds_reads_each_trials_last_evaluation_within_the_limit():
     assert missing.verdict == "not testable here" and "no published run of libsvm on a9a" in missing.measurement
 
 
+def test_a_method_without_a_model_by_the_time_is_behind_in_an_order_and_never_similar():
+    # dsg's first (and only) evaluation comes at 100 s: within 5 s it has no model; cdsg has one
+    runs = frame(cells("a9a", "cdsg", [0.3], curve=[(1.0, 0.5), (4.0, 0.2)]),
+                 cells("a9a", "dsg", [0.1]),
+                 cells("a9a", "udsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4)]))
+    held = judge_claim(claim(order(at="seconds:5")), runs)
+    assert held.verdict == "holds" and "cdsg 20 ahead of dsg (no model yet), < udsg 40" in held.measurement
+    # the method claimed ahead without a model is not ahead
+    assert judge_claim(claim(ClaimTest("order", "test_error", Selector("dsg"), (Selector("cdsg"),),
+                                       direction="lower", at="seconds:5")), runs).verdict == "does not hold"
+    similar = ClaimTest("similar", "test_error", Selector("cdsg"), (Selector("dsg"),), margin=50.0,
+                        margin_why="any", at="seconds:5")
+    assert judge_claim(claim(similar), runs).verdict == "does not hold"
+
+
 def test_quantifiers_count_the_tested_sets_and_say_how_many_were_tested():
     def sets(*outcomes):
         return frame(*(run for name, ahead in outcomes for run in (

@@ -86,7 +86,9 @@ def _run_line(folder: Path, record: RunRecord) -> str:
 
 
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "
-                "before any run, on the means over finished trials of the paper's published runs of each set. "
+                "before any run, on the means over finished trials of the paper's published runs of each set "
+                "(at a training time: each trial's last evaluation by then; a method with none yet has no "
+                "model, behind any that has one). "
                 "A set without a finished run of every compared method is untested; one whose test misses only "
                 "between methods that both sit at the constant classifier's test error (within "
                 f"{FLOOR_POINTS:g} points) or both make no test error is not comparable (an ordering between "

@@ -3,7 +3,8 @@ kernelbench.papers.Claim) tested on the runs, with the measurement in words.
 
 Per set of the claim's `on`, each compared method's number is the mean over its finished trials
 (status ok, final rows; or, with `at: seconds:…`, each trial's last evaluation within that many
-training seconds) of the runs tagged with the claim's paper (and figure), that dataset and that
+training seconds; a method whose first evaluation comes later has no model by then, behind any
+that has one) of the runs tagged with the claim's paper (and figure), that dataset and that
 algorithm (and params). A set is untested when a compared method has no such run, or its runs
 finished no cell; not comparable when the test misses only between methods that both sit at the
 constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or both make no test
@@ -44,6 +45,9 @@ HOLDS, FAILS, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "untested", "
 # An ordering among methods whose test error lies this close (points) to the constant classifier's
 # compares classifiers that learned nothing
 FLOOR_POINTS = 0.5
+# A compared method's number at `at: seconds:…` when it has no model by then (its first evaluation
+# comes later): behind any method that has one in an ordering, never similar to one
+NO_MODEL = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ class _Set:
             raise _Untested(f"no published run of {method} on {self.dataset}")
         return rows
 
-    def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float:
+    def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float | None:
         """The mean over trials of `metric` on the method's final rows `rows` (of one training size),
         read where the test's `at` says."""
         if metric.startswith(GAIN_METRICS):
@@ -117,6 +121,12 @@ class _Set:
             raise _Untested(f"{method} on {self.dataset}: {conflict}")
         if self.claim.test.at != "final":
             picks = self.picks(method, rows, metric)
+            limit = self.seconds_limit(self.claim.test.at.partition(':')[2])
+            if not picks and (rows["train_seconds"].astype(float) > limit).all():
+                # every trial trained past the limit before its first evaluation: at that time the
+                # method has no model yet (an exact solver's one evaluation comes at its end)
+                self.runs.update(rows["run_id"])
+                return NO_MODEL
             if not picks:
                 raise _Untested(f"no evaluation of {method} on {self.dataset} within "
                                 f"{_number(self.seconds_limit(self.claim.test.at.partition(':')[2]))} s")
@@ -202,9 +212,12 @@ def _relation(x: float, y: float) -> str:
     return "<" if x < y else (">" if x > y else "=")
 
 
-def _pair_holds(claim: Claim, ma: float, mb: float) -> bool:
-    """Whether an order / similar / ratio test holds between a's mean and one b's."""
+def _pair_holds(claim: Claim, ma: float | None, mb: float | None) -> bool:
+    """Whether an order / similar / ratio test holds between a's mean and one b's (NO_MODEL: that
+    method has no model at the test's time)."""
     test = claim.test
+    if ma is NO_MODEL or mb is NO_MODEL:
+        return ma is not NO_MODEL and test.kind == "order"      # a model is ahead of none
     if test.kind == "order":
         return ma < mb if test.direction == "lower" else ma > mb
     if test.kind == "similar":
@@ -212,8 +225,16 @@ def _pair_holds(claim: Claim, ma: float, mb: float) -> bool:
     return (mb / ma if ma > 0 else math.inf) >= test.at_least        # ratio: mean b / mean a
 
 
-def _pair_text(claim: Claim, ma: float, mb: float, b) -> str:
+def _shown(x: float | None) -> str:
+    return "no model yet" if x is NO_MODEL else _number(x)
+
+
+def _pair_text(claim: Claim, ma: float | None, mb: float | None, b) -> str:
     test = claim.test
+    if mb is NO_MODEL:
+        return f"{'ahead of' if ma is not NO_MODEL and test.kind == 'order' else 'vs'} {b} (no model yet)"
+    if ma is NO_MODEL:
+        return f"behind {b} {_number(mb)}"
     if test.kind == "order":
         return f"{_relation(ma, mb)} {b} {_number(mb)}"
     if test.kind == "similar":
@@ -233,7 +254,7 @@ def _compare(claim: Claim, means: dict, saturated: dict | None = None) -> tuple[
     ma = means[a]
     blind = [b for b in test.b if a in saturated and b in saturated]
     misses = [b for b in test.b if b not in blind and not _pair_holds(claim, ma, means[b])]
-    text = f"{a} {_number(ma)}" + ("; " if test.kind != "order" else " ") + ", ".join(
+    text = f"{a} {_shown(ma)}" + ("; " if test.kind != "order" else " ") + ", ".join(
         _pair_text(claim, ma, means[b], b) for b in test.b)
     if misses:
         return FAILS, text
