@@ -64,11 +64,11 @@ def final_numbers(paper_dir) -> list[FinalNumbers]:
 
 def _numbers(experiment: str, cells, setting: str) -> FinalNumbers:
     first = cells.iloc[0]
-    measure, scale, unit, values = "", 1.0, "", ()
+    measure, unit, values = "", "", ()
     for column, label, factor, suffix in MEASURES:
         present = cells[column].dropna()
         if len(present):
-            measure, scale, unit, values = label, factor, suffix, tuple(float(v) * factor for v in present)
+            measure, unit, values = label, suffix, tuple(float(v) * factor for v in present)
             break
     threads = "" if first["threads"] is None or _missing(first["threads"]) else str(int(first["threads"]))
     return FinalNumbers(experiment=experiment, setting=setting, role=first["role"],

@@ -584,11 +584,11 @@ def test_every_key_the_config_accepts_is_documented():
     """The validation accepts exactly the documented keys: each section's keys come from FIELDS, and
     an undocumented key is refused as unknown."""
     documented = {f.key for f in FIELDS}
-    for section in ("", "dataset", "stop", "evaluate", "tune", "tags"):
+    for name in ("", "dataset", "stop", "evaluate", "tune", "tags"):
         bogus = {"undocumented_key": 1}
         data = {"dataset": {"name": "digits86"}, "algorithm": "dsg"}
-        if section:
-            data.setdefault(section, {}).update(bogus)
+        if name:
+            data.setdefault(name, {}).update(bogus)
         else:
             data.update(bogus)
         with pytest.raises(ConfigError, match="undocumented_key: unknown key"):
