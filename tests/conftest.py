@@ -19,3 +19,12 @@ def isolated_data(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELBENCH_MIRROR", str(MIRROR))
     monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
     monkeypatch.delenv("KERNELBENCH_REGISTRY", raising=False)
+
+
+@pytest.fixture
+def server():
+    """A local HTTP server whose failures a test scripts (tests/flaky_server.py), closed after it."""
+    from flaky_server import FlakyServer
+    s = FlakyServer()
+    yield s
+    s.close()

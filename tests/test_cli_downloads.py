@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from flaky_server import FlakyServer, registry_text
+from flaky_server import registry_text
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = b"".join(b"%d 1:%d.5 2:%d 3:0.%03d\n" % (1 if i % 3 else -1, i % 7, i % 5, (37 * i) % 1000)
@@ -32,13 +32,6 @@ seed: 0
 stop: {passes: 1}
 evaluate: {every: 5, on: [test_error]}
 """
-
-
-@pytest.fixture
-def server():
-    s = FlakyServer()
-    yield s
-    s.close()
 
 
 @pytest.fixture

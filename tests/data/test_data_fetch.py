@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from flaky_server import registry_text
 from kernelbench.data import dataset_info, fetch, load_dataset
 from kernelbench.errors import DataError
 
@@ -86,19 +87,8 @@ def server():
     s.close()
 
 
-def _registry(path: Path, url: str | None, sha: str | None, *, compression="bz2", name="toy", n=3000) -> Path:
-    path.write_text(f"""
-version: 1
-datasets:
-  toy:
-    task: binary
-    format: svmlight
-    d: 3
-    description: "toy set served by the test HTTP server"
-    files:
-      train: {{name: {name}, url: {url if url else 'null'}, compression: {compression}, sha256: {repr(sha) if sha else 'null'}, n: {n}}}
-    split: {{protocol: stratified, test_fraction: 0.25}}
-""")
+def _registry(path: Path, url: str | None, sha: str | None, **toy) -> Path:
+    path.write_text(registry_text(url, sha, **toy))
     return path
 
 

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from flaky_server import FlakyServer, registry_text
+from flaky_server import registry_text
 from kernelbench.data import fetch, load_dataset
 from kernelbench.data.download import DownloadNotConfirmed, parse_size
 from kernelbench.data.fetch import fetch_checked, fetch_file
@@ -24,13 +24,6 @@ ROWS_SHA = hashlib.sha256(ROWS).hexdigest()           # the truth: hashed here, 
 BODY = bz2.compress(ROWS)
 OTHER_ROWS = ROWS.replace(b"1:3.5", b"1:4.5", 1)        # the same shape, other content
 OTHER_BODY = bz2.compress(OTHER_ROWS)
-
-
-@pytest.fixture
-def server():
-    s = FlakyServer()
-    yield s
-    s.close()
 
 
 @pytest.fixture
