@@ -429,3 +429,34 @@ def test_a_run_that_finished_no_cell_is_not_published_and_a_published_copy_of_on
     done = publish("dai2014", results_dir=out, out_dir=published, reproduction=None, echo=lambda line: None)["dai2014"]
     assert done["left out"] == [skipped.name] and not done["kept"]
     assert not (published / "dai2014" / skipped.name).exists()
+
+
+def test_a_run_on_a_replica_of_a_registry_set_is_named_a_replica_in_the_report(tmp_path, monkeypatch):
+    """A run on a synthetic replica that stands in a registry set's place (same file name, same
+    format) is never listed as a run on the published set: its row says the replica and its size."""
+    import yaml
+
+    from kernelbench.data.synthetic import SyntheticSpec, write_files
+
+    mirror = tmp_path / "mirror"
+    write_files(SyntheticSpec("susy", n=400, n_test=100, seed=1), mirror, progress=False)
+    registry = yaml.safe_load((REPO / "datasets" / "registry.yaml").read_text())
+    registry["datasets"]["susy"]["files"]["train"]["n"] = 500          # the replica's rows, not 5,000,000
+    registry["datasets"]["susy"]["split"]["n_test"] = 100
+    (tmp_path / "registry.yaml").write_text(yaml.safe_dump(registry))
+    for key, value in {"KERNELBENCH_MIRROR": mirror, "KERNELBENCH_DATA": tmp_path / "cache",
+                       "KERNELBENCH_REGISTRY": tmp_path / "registry.yaml", "KERNELBENCH_OFFLINE": "1"}.items():
+        monkeypatch.setenv(key, str(value))
+    configs, out = tmp_path / "configs", tmp_path / "results"
+    configs.mkdir()
+    on_replica = TINY.format(name="susy_dsg_a", trials=1).replace(
+        "{name: synthetic, shape: susy, n: 400, n_test: 100}", "{name: susy, test: official}")
+    (configs / "susy_dsg_a.yaml").write_text(on_replica)
+    (configs / "synthetic_dsg_a.yaml").write_text(TINY.format(name="synthetic_dsg_a", trials=1))
+    replica_run = run_experiment(load_config(configs / "susy_dsg_a.yaml"), out_dir=out, quiet=True)
+    generated_run = run_experiment(load_config(configs / "synthetic_dsg_a.yaml"), out_dir=out, quiet=True)
+    reproduction = tmp_path / "R.md"
+    publish("dai2014", results_dir=out, out_dir=out / "published", reproduction=reproduction, echo=lambda line: None)
+    text = reproduction.read_text()
+    assert f"| {replica_run.name} | finished | susy (synthetic replica, 400 + 100 rows) | dsg |" in text
+    assert f"| {generated_run.name} | finished | synthetic | dsg |" in text      # its name says it already

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import kernelbench
-from kernelbench._vocab import NO_CELL_FINISHED
+from kernelbench._vocab import NO_CELL_FINISHED, SYNTHETIC
 from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
 from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
@@ -77,12 +77,22 @@ def _run_line(folder: Path, record: RunRecord) -> str:
     commit = (record.git_commit or "?")[:10] + (" (dirty)" if record.git_dirty else "")
     digest = record.extra.get("config_hash") or (config_hash(record.config) if record.config else "?")
     cells = [", ".join(sorted(set(rows[c]) - {""})) for c in ("dataset", "algorithm")]
+    cells[0] = _dataset_cell(cells[0], record)
     status = record.status + (" (shortened: below)" if shortened(record) else "")
     return (f"| {record.run_id} | {status} | {cells[0]} | {cells[1]} | {len(ok)} of {len(final)} | "
             f"{measured} | {duration_text(record.duration_seconds, '')} | {commit} | {digest[:12]} | "
             f"{machine_text(record.machine)} | python {versions.get('python', '?')}, "
             f"kernelbench {versions.get('kernelbench', '?')}, numpy {versions.get('numpy', '?')}, "
             f"scikit-learn {versions.get('scikit-learn', '?')} |")
+
+
+def _dataset_cell(names: str, record: RunRecord) -> str:
+    """The run's data set; a registry set read from a synthetic replica file says so, so that a run on
+    the replica is never read as one on the published data."""
+    replica = (record.dataset or {}).get("synthetic")
+    if not replica or names == SYNTHETIC:          # `name: synthetic` data say what they are
+        return names
+    return f"{names} (synthetic replica, {replica['n']:,} + {replica['n_test']:,} rows)"
 
 
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "

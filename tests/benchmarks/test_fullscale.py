@@ -107,6 +107,7 @@ def test_the_headline_command_runs_on_the_replica(replica):
     assert dataset["files"][0]["repairs"] == {"missing_separator": 1}
     assert dataset["files"][0]["path"] == str(path)
     assert dataset["synthetic"]["bayes_error"] == SHAPES["susy"].noise
+    assert "the file is a synthetic replica" in dataset["description"]   # never passed off as the real SUSY
     assert dataset["dtype"] == "float32" and meta["status"] == "finished"
 
 
