@@ -96,4 +96,7 @@ def published_markdown(published_dir: Path, name: str) -> str:
     commits = ", ".join(c[:10] for c in about["git_commits"]) + (" (uncommitted changes)" if about["git_dirty"] else "")
     header = ["Measured by " + " and ".join(f"`{c}`" for c in about["commands"]) + f" on {machines}, "
               f"commit {commits or 'unknown'}, {(about['started'] or '')[:16].replace('T', ' ')} UTC.", ""]
-    return "\n".join(header + comparison_markdown(rows))
+    lines = comparison_markdown(rows)
+    table_end = max(i for i, line in enumerate(lines) if line.startswith("|")) + 1
+    # the verdicts below the table as a list: one line each on the page, as in the terminal
+    return "\n".join(header + lines[:table_end] + [f"- {line}" if line else line for line in lines[table_end:]])

@@ -64,7 +64,7 @@ def test_each_rendered_row_is_its_csv_row(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_the_verdicts_against_rff_sgd_follow_the_csv(name):
     truth = _from_csv(name)
-    verdicts = dict(re.findall(r"^(\S+): (?:[\d.]+|no result) %: lower than RFF \+ SGD \([\d.]+ %\)\? (yes|NO)$",
+    verdicts = dict(re.findall(r"^- (\S+): (?:[\d.]+|no result) %: lower than RFF \+ SGD \([\d.]+ %\)\? (yes|NO)$",
                                published_markdown(PUBLISHED, name), re.M))
     if "rff-sgd" not in truth:
         assert verdicts == {}
