@@ -38,10 +38,19 @@ def _published(paper: str):
     return render
 
 
+def _bench(name: str):
+    def render() -> str:
+        from kernelbench.benchmarks import published_markdown
+        return published_markdown(ROOT / "results" / "published", name)
+    return render
+
+
 def _generators() -> dict:
+    from kernelbench.benchmarks import published_names
     from kernelbench.papers import paper_ids
     return {"algorithms": _algorithms, "config": _config, "cli": _cli, "REPRODUCTION.md": _reproduction,
-            **{f"published/{paper}": _published(paper) for paper in paper_ids()}}
+            **{f"published/{paper}": _published(paper) for paper in paper_ids()},
+            **{f"bench/{name}": _bench(name) for name in published_names(ROOT / "results" / "published")}}
 
 
 def render(markdown: str) -> str:

@@ -1,5 +1,5 @@
 """A benchmark's side-by-side table, read back from its run folders (the newest run of each method;
-the results readers, never a private file)."""
+the results readers, never a private file), or from its published copy (published.py)."""
 from __future__ import annotations
 
 import json
@@ -7,6 +7,12 @@ import math
 from pathlib import Path
 
 from kernelbench.results import RunRecord, final_rows, read_results, run_folders
+
+# The comparison table's rows as data: what comparison_rows reads from run folders, what a published
+# benchmark's CSV holds, and all comparison_markdown needs.
+ROW_FIELDS = ("method", "role", "algorithm", "dataset", "synthetic_shape", "synthetic_variant", "bayes_error",
+              "n_train", "n_test", "threads", "trials", "params", "stop", "train_seconds", "fit_seconds",
+              "sizes_tried", "samples_seen", "test_error", "status", "message")
 
 
 def latest_runs(folder: Path) -> dict[str, tuple[RunRecord, dict]]:
@@ -22,55 +28,96 @@ def latest_runs(folder: Path) -> dict[str, tuple[RunRecord, dict]]:
         row["test_error"] = float(final["test_error"].mean())
         row["predict_seconds"] = float(final["predict_seconds"].mean())
         row["cells"] = final
+        row["trials"] = len(final)
         out[record.experiment] = (record, row)
     return out
 
 
 def _number(value, fmt: str, empty: str = "") -> str:
     try:
-        return empty if value is None or math.isnan(float(value)) else format(float(value), fmt)
+        return empty if value is None or value == "" or math.isnan(float(value)) else format(float(value), fmt)
     except (TypeError, ValueError):
         return empty
 
 
-def comparison_lines(bench_name: str, folder: Path) -> list[str]:
-    """Method, role, training rows, train seconds, passes reached, test error, status, note; then
-    whether each of ours and each peer beat RFF + SGD."""
+def _float(value) -> float:
+    """A number of a row, read from a run or from the published CSV's text; NaN where there is none."""
+    try:
+        return math.nan if value is None or value == "" else float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def comparison_rows(bench_name: str, folder: Path) -> list[dict]:
+    """One row (ROW_FIELDS) per method of the runs in `folder`, the newest run of each, in the order
+    they started."""
     runs = sorted(latest_runs(folder).items(), key=lambda kv: kv[1][0].started or "")
+    rows = []
+    for experiment, (record, row) in runs:
+        counters = json.loads(row["counters"]) if row.get("counters") else {}
+        dataset = record.dataset or {}
+        synthetic = dataset.get("synthetic") or {}
+        rows.append({
+            "method": experiment.removeprefix(f"{bench_name}-"), "role": record.tags.get("role", ""),
+            "algorithm": row["algorithm"], "dataset": dataset.get("name", ""),
+            "synthetic_shape": synthetic.get("shape", ""), "synthetic_variant": synthetic.get("variant", ""),
+            "bayes_error": synthetic.get("bayes_error", ""),
+            # the exact SVM trains on its largest subsample that fits T: that is its training size
+            "n_train": counters.get("subsample") or dataset.get("n_train") or 0, "n_test": dataset.get("n_test") or 0,
+            "threads": "" if math.isnan(_float(row.get("threads"))) else int(row["threads"]),
+            "trials": row["trials"], "params": row["params"],
+            "stop": json.dumps((record.config or {}).get("stop", {})),
+            "train_seconds": row["train_seconds"], "fit_seconds": counters.get("fit_seconds", ""),
+            "sizes_tried": json.dumps(counters["sizes_tried"]) if counters.get("sizes_tried") else "",
+            "samples_seen": row["samples_seen"], "test_error": row["test_error"], "status": row["status"],
+            "message": "" if not row.get("message") or row["message"] != row["message"] else str(row["message"]),
+        })
+    return rows
+
+
+def comparison_markdown(rows: list[dict]) -> list[str]:
+    """The data set; method, role, training rows, train seconds, passes reached, test error, status,
+    note; then whether each of ours and each peer beat RFF + SGD. `rows` as comparison_rows gives
+    them, or as the published CSV holds them (text)."""
     lines = ["| method | role | n train | train seconds | passes | test error | status | note |",
              "|---|---|---:|---:|---:|---:|---|---|"]
     rff_error, verdicts = None, []
-    for experiment, (record, row) in runs:
-        label = experiment.removeprefix(f"{bench_name}-")
-        counters = json.loads(row["counters"]) if row.get("counters") else {}
-        n_train = counters.get("subsample") or (record.dataset or {}).get("n_train") or 0
+    for row in rows:
+        n_train = int(_float(row["n_train"]) or 0)
+        train_seconds, fit_seconds = _float(row["train_seconds"]), _float(row["fit_seconds"])
         # the exact SVM's time is its chosen fit's, as its budget counts it (the smaller fits and the
         # one killed at T are in the run's train_seconds)
-        seconds = counters.get("fit_seconds", row["train_seconds"])
-        passes = row["samples_seen"] / n_train if n_train else math.nan
-        note = [f"stop {json.dumps((record.config or {}).get('stop', {}))}"]
-        if counters.get("sizes_tried"):
-            note.append(f"all sizes {row['train_seconds']:.1f} s; sizes tried: {counters['sizes_tried']}")
-        if row.get("message"):
+        seconds = train_seconds if math.isnan(fit_seconds) else fit_seconds
+        passes = _float(row["samples_seen"]) / n_train if n_train else math.nan
+        error = _float(row["test_error"])
+        note = [f"stop {row['stop']}"]
+        if row["sizes_tried"]:
+            note.append(f"all sizes {train_seconds:.1f} s; sizes tried: {json.loads(row['sizes_tried'])}")
+        if row["message"]:
             note.append(str(row["message"])[:200])
-        lines.append(f"| {label} | {record.tags.get('role', '')} | {n_train:,} | {_number(seconds, '.1f')} "
-                     f"| {_number(passes, '.3g')} | {_number(100 * row['test_error'], '.2f')} % | {row['status']} "
+        lines.append(f"| {row['method']} | {row['role']} | {n_train:,} | {_number(seconds, '.1f')} "
+                     f"| {_number(passes, '.3g')} | {_number(100 * error, '.2f')} % | {row['status']} "
                      f"| {'; '.join(note)} |")
         if row["algorithm"] == "rff-sgd":
-            rff_error = row["test_error"]
+            rff_error = error
         else:
-            verdicts.append((label, row["test_error"]))
-    if runs:
-        dataset = runs[0][1][0].dataset or {}
-        synthetic = dataset.get("synthetic") or {}
-        name = (f"synthetic {synthetic['shape']} replica (variant {synthetic['variant']}), Bayes error "
-                f"{100 * synthetic['bayes_error']:.2f} %" if synthetic else dataset.get("name", ""))
-        lines.insert(0, f"{name}: {dataset.get('n_train', 0):,} training, {dataset.get('n_test', 0):,} test rows\n")
+            verdicts.append((row["method"], error))
+    if rows:
+        first = rows[0]
+        name = (f"synthetic {first['synthetic_shape']} replica (variant {first['synthetic_variant']}), Bayes error "
+                f"{100 * _float(first['bayes_error']):.2f} %" if first["synthetic_shape"] else first["dataset"])
+        n_train = max(int(_float(r["n_train"]) or 0) for r in rows)
+        lines.insert(0, f"{name}: {n_train:,} training, {int(_float(first['n_test']) or 0):,} test rows\n")
     if rff_error is not None and not math.isnan(rff_error):
         lines.append("")
         lines += [f"{label}: {_number(100 * error, '.2f', 'no result')} %: lower than RFF + SGD "
                   f"({100 * rff_error:.2f} %)? {'yes' if error < rff_error else 'NO'}" for label, error in verdicts]
     return lines
+
+
+def comparison_lines(bench_name: str, folder: Path) -> list[str]:
+    """The side-by-side table of the runs in `folder`."""
+    return comparison_markdown(comparison_rows(bench_name, folder))
 
 
 def fullsize_lines(bench_name: str, folder: Path) -> list[str]:

@@ -33,14 +33,22 @@ def bench(
     configs: Path = typer.Option(Path("configs"), "--configs", help="the configs folder"),
     seed: int = typer.Option(0, "--seed"),
     table: bool = typer.Option(False, "--table", help="print the table of the runs in --out and stop"),
+    publish: bool = typer.Option(False, "--publish", help="fullscale, equal-time: also write the table as "
+                                 "PUBLISHED/bench/<--out's folder name>.csv, its provenance as .json beside it "
+                                 "(committed; the documentation site renders it)"),
+    published: Path = typer.Option(Path("results/published"), "--published", help="the published folder (--publish)"),
 ) -> None:
     """Run a declared benchmark once per method, each through the experiment loop into run folders, and print the
     side-by-side table. Timings depend on the machine's load: not a pass/fail test."""
-    from kernelbench.benchmarks import BenchOptions, comparison_lines, fullsize_lines, run_benchmark
+    from kernelbench.benchmarks import BenchOptions, comparison_lines, fullsize_lines, publish_bench, run_benchmark
     from kernelbench.benchmarks.measure import benchmark
+    from kernelbench.errors import ConfigError
 
     bench_spec = benchmark(name)
     out = out or Path("results") / "bench" / name
+    if publish and bench_spec.threads:
+        raise ConfigError(f"--publish writes the side-by-side table of fullscale or equal-time; {name}'s table "
+                          "is not published: drop --publish")
     if not table:
         options = BenchOptions(out=out, configs=configs, seconds=seconds, threads=threads, seed=seed, shape=shape,
                                n=n, n_test=n_test, data_seed=data_seed, variant=variant, dataset=dataset,
@@ -49,3 +57,5 @@ def bench(
         run_benchmark(name, options, say=typer.echo)
     lines = (fullsize_lines if bench_spec.threads else comparison_lines)(name, out / "runs")
     typer.echo("\n".join(["", f"{name}: {os.getloadavg()[0]:.2f} load average", *lines]))
+    if publish:
+        typer.echo(f"published: {publish_bench(name, out / 'runs', published, out.resolve().name)}")

@@ -5,6 +5,7 @@ that pipeline), scikit-learn's SVC fitted on the same prefix (the svm-subsample 
 own files (what a benchmark keeps and replaces), and the run folders the command writes."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -115,13 +116,30 @@ def test_bench_fullscale_tiny_writes_run_folders_and_the_table(tmp_path, monkeyp
     assert "| rff-sgd | peer | 2,000 |" in stdout and "lower than RFF + SGD" in stdout
     assert bench("fullscale", "--table", "--out", str(out)) == 0
     assert "| susy_dsg_gu2018 | ours | 2,000 |" in capsys.readouterr().out
+    # --publish: the table's rows as a CSV named after --out's folder, each method's final row as its run has it
+    assert bench("fullscale", "--table", "--out", str(out), "--publish", "--published", str(tmp_path / "pub")) == 0
+    with (tmp_path / "pub" / "bench" / "bench.csv").open(newline="") as f:
+        published = {row["method"]: row for row in csv.DictReader(f)}
+    assert set(published) == {"rff-sgd", "susy_dsg_gu2018"}
+    for method, row in published.items():
+        last = final_rows(read_results(runs[f"fullscale-{method}"])).iloc[-1]
+        assert float(row["test_error"]) == last["test_error"] and int(row["samples_seen"]) == last["samples_seen"]
+        assert int(row["n_train"]) == 2000 and row["synthetic_shape"] == "susy"
+    about = json.loads((tmp_path / "pub" / "bench" / "bench.json").read_text())
+    assert set(about["runs"]) == {p.name for p in runs.values()}
+    records = [RunRecord.load(p) for p in runs.values()]
+    assert len(about["commands"]) == 1 and about["commands"][0].startswith("kernelbench ")   # one invocation ran both
+    assert set(about["git_commits"]) == {r.git_commit for r in records if r.git_commit}
+    assert about["machines"] == [records[0].machine]
 
 
 @pytest.mark.parametrize("args, says", [(["nosuch"], "unknown benchmark 'nosuch'"),
                                         (["equal-time", "--seconds", "1"], "needs --dataset"),
                                         (["fullscale", "--only", "dgs"], "--only dgs: not a method"),
                                         (["fullscale", "--only", "susy_dsg_gu2018"], "needs --seconds T"),
-                                        (["fullscale", "--shape", "hepmass", "--seconds", "1"], "susy or higgs")])
+                                        (["fullscale", "--shape", "hepmass", "--seconds", "1"], "susy or higgs"),
+                                        (["fullsize", "--publish"], "drop --publish"),
+                                        (["fullscale", "--table", "--publish"], "no finished run of fullscale")])
 def test_bad_bench_arguments_exit_2_naming_the_fix(tmp_path, capsys, args, says):
     assert bench(*args, "--out", str(tmp_path / "o")) == 2 and says in capsys.readouterr().err
 
