@@ -68,6 +68,8 @@ BAD = [
      ", label: target, test_path: test.csv, test: 0.3", None, ["dataset.test", "test file", "drop dataset.test"]),
     ("label-for-svmlight", {"train.svm": "1 1:0.5\n-1 1:0.2\n"}, ", label: 1", None,
      ["dataset.label", "svmlight", "drop it"]),
+    ("bare-carriage-return-in-a-line", {"train.csv": b"\r\x00"}, "", None,
+     ["train.csv", "line 1", "not a delimited-text record", "one row per line"]),
     ("npz-without-the-named-arrays", {"train.npz": _npz(features=np.ones((4, 2)), y=np.array([1, -1, 1, -1]))},
      None, None, ["train.npz", "no array named 'x'", "'features'", "dataset.npz_features"]),
 ]

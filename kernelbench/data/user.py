@@ -175,7 +175,11 @@ def _first_line_fields(p: Path, member, delimiter: str) -> list[str]:
         raise DataError(f"{p}: cannot read the file ({exc}). Replace it.") from None
     if not first.strip():
         raise DataError(f"{p}: the file holds no data rows (it is empty). Replace it with a non-empty file.")
-    return [name.strip() for name in next(csv.reader([first], delimiter=delimiter))]
+    try:
+        return [name.strip() for name in next(csv.reader([first], delimiter=delimiter))]
+    except csv.Error as exc:        # e.g. a bare carriage return inside the line: not one CSV record
+        raise DataError(f"{p}: line 1 is not a delimited-text record ({exc}). Save the file as CSV/TSV with "
+                        "one row per line (newline line endings), or set dataset.format to its real format.") from None
 
 
 def _column_by_name(p: Path, name: str, names: list) -> int:
