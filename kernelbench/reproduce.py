@@ -42,7 +42,7 @@ from kernelbench.data.fetch import resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.experiment import grid_search, run_experiment
-from kernelbench.experiment.sweep import PREDICT_SIZES, parse_command, run_sweep, sweep_points
+from kernelbench.experiment.sweep import PREDICT_SIZES, SweepCommand, parse_command, run_sweep, sweep_points
 from kernelbench.figures import render_all
 from kernelbench.papers import PAPERS, get_paper
 from kernelbench.publish import finished_cells, published_seconds
@@ -251,16 +251,16 @@ def paper_sweeps(paper: str, figure: str | None = None, sweeps=None) -> list[tup
     return [(f, c) for f, c in found if figure in (None, f)]
 
 
-def sweep_plan(figure: str, command: str, configs_dir) -> tuple[list[Path], dict]:
-    """The configs (in configs_dir) and points of a paper's sweep command, its runs tagged with the
-    sweep's figure: a sweep varies what its configs hold fixed, so its runs must never be pooled
-    with theirs (which carry the configs' own figure)."""
-    configs, over = parse_command(command)
+def sweep_plan(figure: str, command: str, configs_dir) -> SweepCommand:
+    """The configs (in configs_dir), points and --processes of a paper's sweep command, its runs
+    tagged with the sweep's figure: a sweep varies what its configs hold fixed, so its runs must
+    never be pooled with theirs (which carry the configs' own figure)."""
+    configs, over, processes = parse_command(command)
     given = over.get(FIGURE_KEY)
     if given is not None and given != [figure]:
         raise ConfigError(f"sweep {command!r}: --over {FIGURE_KEY}={','.join(map(str, given))} but the sweep "
                           f"makes {figure}; write --over {FIGURE_KEY}={figure} in the paper file")
-    return [Path(configs_dir) / c.name for c in configs], {FIGURE_KEY: [figure], **over}
+    return SweepCommand([Path(configs_dir) / c.name for c in configs], {FIGURE_KEY: [figure], **over}, processes)
 
 
 def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
@@ -328,7 +328,7 @@ def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, 
     """One sweep of a paper, config by config: {"<figure> sweep: <file>": what happened}."""
     echo(f"  sweep ({figure}): {command}")
     try:
-        configs, over = sweep_plan(figure, command, configs_dir)
+        configs, over, processes = sweep_plan(figure, command, configs_dir)
     except KernelbenchError as error:
         echo(f"  sweep ({figure}): {error}")
         return {f"{figure} sweep": f"failed: {error}"}
@@ -344,7 +344,7 @@ def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, 
                 outcome[key] = "no data"
                 echo(f"  not run: {config.name} ({figure} sweep): {missing}")
                 continue
-            points = run_sweep([config], over, out_dir=out_dir, resume=True, deadline=deadline,
+            points = run_sweep([config], over, out_dir=out_dir, resume=True, deadline=deadline, processes=processes,
                                command=run_command, echo=lambda line: echo(f"    {line}"))
         except KeyboardInterrupt:
             raise

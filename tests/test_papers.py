@@ -86,7 +86,7 @@ def test_every_paper_has_figures_under_its_prefix_and_the_files_its_commands_nam
     for paper in PAPERS.values():
         assert any(name.startswith(paper.figure_prefix) for name in FIGURES), paper.id
         for sweep in paper.sweeps:          # a sweep command, and the configs it names are there
-            configs, over = parse_command(sweep.command)
+            configs, over, _ = parse_command(sweep.command)
             assert configs and all((ROOT / f).is_file() for f in configs), sweep.command
             # its runs carry its own figure, never pooled with the fixed-size runs of the configs
             assert over.get("tags.figure") == [sweep.figure], sweep.command
@@ -179,8 +179,9 @@ def test_claims_are_typed_with_their_test_and_a_paper_without_claims_has_none(tm
 
 def test_every_claim_metric_is_a_results_column():
     from kernelbench.results.schema import COLUMNS
-    # test_accuracy is 100 − test_error; merge_time_share is 100 · maintenance_seconds (a counter) / train_seconds
-    assert set(CLAIM_METRICS) - {"test_accuracy", "merge_time_share"} <= set(COLUMNS)
+    # test_accuracy is 100 − test_error; merge_time_share is 100 · maintenance_seconds (a counter) / train_seconds;
+    # peak_memory_mb comes from run.json, a column the results frame adds to every run's rows
+    assert set(CLAIM_METRICS) - {"test_accuracy", "merge_time_share", "peak_memory_mb"} <= set(COLUMNS)
 
 
 def test_a_claim_names_registered_sets_and_algorithms():
@@ -250,6 +251,16 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     (", margin_why: \"Table 2 stds\"", "", r"claims\[1\] \(as-accurate\)\.test: a similar test needs margin_why"),
     ("margin: 1.0", "margin: 1.0, at_least: 2", r"claims\[1\] .*\.test: 'at_least' is not a key of a similar test"),
     ("    needs: a neural-net comparator\n", "", r"claims\[2\] \(needs-a-net\): missing test; a claim without a test"),
+    ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: test_accuracy, a: cdsg, direction: higher}",
+     r"claims\[1\] .*\.test: a bound test needs exactly one of value .* and than"),
+    ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: test_accuracy, a: cdsg, direction: higher, value: 80, than: objective}",
+     r"claims\[1\] .*\.test: a bound test needs exactly one of value"),
+    ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: test_accuracy, a: cdsg, direction: higher, value: 80}",
+     r"claims\[1\] .*\.test: a bound test with a value needs value_why"),
+    ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: objective, a: cdsg, direction: lower, than: objective}",
+     r"claims\[1\] .*\.test\.than: compares objective with itself"),
+    ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: objective, a: cdsg, direction: lower, than: objectiv}",
+     r"claims\[1\] .*\.test\.than: unknown metric 'objectiv'"),
     ("    on: [a9a]\n", "    on: []\n", r"claims\[1\] \(as-accurate\)\.on: expected at least one set"),
     ("figure: table1", "figure: 1", r"published\[1\] .*\.figure: expected non-empty text, got int"),
     ("note: a note", "note: [a, note]", r"published\[1\] .*\.note: expected text, got list"),
@@ -283,3 +294,14 @@ def test_the_package_sits_below_every_other_layer_and_reads_no_file_at_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == str(["kernelbench", "kernelbench.errors", "kernelbench.papers"])
     assert out[1] == out[2] == "0"
+
+
+def test_a_bound_test_reads_its_value_and_why_or_the_other_metric(tmp_path):
+    similar = '{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: "Table 2 stds"}'
+    bound = '{kind: bound, metric: "counter%:equal", a: bsgd, direction: higher, value: 50, value_why: "most: above half"}'
+    test = load_paper(write(tmp_path, GOOD.replace(similar, bound))).claims[1].test
+    assert (test.kind, test.metric, test.direction, test.value, test.value_why, test.than) == (
+        "bound", "counter%:equal", "higher", 50.0, "most: above half", None)
+    paired = '{kind: bound, metric: "counter:f_wd", a: bsgd, direction: lower, than: "counter:f_gss"}'
+    test = load_paper(write(tmp_path, GOOD.replace(similar, paired))).claims[1].test
+    assert (test.than, test.value) == ("counter:f_gss", None)

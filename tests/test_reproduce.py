@@ -210,5 +210,5 @@ def test_a_sweep_waits_for_the_next_call_once_the_budget_is_spent_and_keeps_its_
 
 def test_every_papers_sweep_is_what_reproduce_runs():
     for paper, figure, command in SWEEPS:
-        files, over = sweep_plan(figure, command, "configs")
+        files, over, _ = sweep_plan(figure, command, "configs")
         assert files and all(f.is_file() for f in files) and over["tags.figure"] == [figure], command

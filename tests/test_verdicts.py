@@ -1,6 +1,7 @@
 """kernelbench.report.verdicts: each claim's verdict from hand-made runs whose truth is known by
 construction (the means are chosen, so every test kind's outcome is decided before it runs)."""
 import json
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -250,3 +251,57 @@ def test_two_error_free_methods_tie_whatever_they_learned():
     perfect = frame(cells("a9a", "cdsg", [0.0]), cells("a9a", "dsg", [0.0]), cells("a9a", "udsg", [0.0]))
     verdict = judge_claim(claim(order(), on=("a9a",)), perfect)
     assert verdict.verdict == "not testable here" and "not comparable" in verdict.measurement
+
+
+def test_bound_compares_a_mean_with_a_stated_value_or_another_metric_of_the_same_runs():
+    above = ClaimTest("bound", "counter%:equal", Selector("bsgd"), direction="higher", value=50.0,
+                      value_why="most of the time: more than half")
+    def runs(*shares):
+        return frame(*(cells("a9a", "bsgd", [0.1], run=f"r{i}").assign(counters=json.dumps({"equal": s, "f_gss": 1.05, "f_wd": 1.01}))
+                       for i, s in enumerate(shares)))
+    held = judge_claim(claim(above), runs(0.6, 0.5))          # mean 55 % > 50
+    assert held.verdict == "holds" and "counter%:equal of bsgd 55 > 50" in held.measurement
+    assert judge_claim(claim(above), runs(0.6, 0.4)).verdict == "does not hold"     # 50 is not above 50
+    below = replace(above, direction="lower", value=1.06, value_why="the paper's largest factor")
+    assert judge_claim(claim(replace(below, metric="counter:f_gss")), runs(0.5)).verdict == "holds"
+    assert judge_claim(claim(replace(below, metric="counter:f_gss", value=1.04)), runs(0.5)).verdict == "does not hold"
+    than = ClaimTest("bound", "counter:f_wd", Selector("bsgd"), direction="lower", than="counter:f_gss")
+    held = judge_claim(claim(than), runs(0.5))
+    assert held.verdict == "holds" and "counter:f_wd of bsgd 1.01 < counter:f_gss 1.05" in held.measurement
+    assert judge_claim(claim(replace(than, direction="higher")), runs(0.5)).verdict == "does not hold"
+
+
+def test_peak_memory_is_compared_per_training_size():
+    test = ClaimTest("order", "peak_memory_mb", Selector("tsgs3vm"), (Selector("tsvm-ls"),), direction="lower",
+                     per="n_train")
+    def runs(tsvm_at_2000):
+        return frame(*(cells("a9a", m, [0.2], n_train=n).assign(peak_memory_mb=mb)
+                       for n, m, mb in ((1000, "tsgs3vm", 300.0), (1000, "tsvm-ls", 310.0),
+                                        (2000, "tsgs3vm", 301.0), (2000, "tsvm-ls", tsvm_at_2000))))
+    held = judge_claim(claim(test), runs(340.0))
+    assert held.verdict == "holds" and "n_train 2000: tsgs3vm 301 < tsvm-ls 340" in held.measurement
+    assert judge_claim(claim(test), runs(300.0)).verdict == "does not hold"
+
+
+def test_extreme_asks_which_set_has_the_largest_mean_and_correlation_ranks_the_sets():
+    def runs(values):       # one run per set: a's test error and its counter `freq`
+        return frame(*(cells(d, "bsgd", [e]).assign(counters=json.dumps({"freq": f})) for d, (e, f) in values.items()))
+    sets = ("susy", "a9a", "w8a", "ijcnn1")
+    extreme = ClaimTest("extreme", "test_error", Selector("bsgd"), direction="higher", on_set="susy")
+    data = {"susy": (0.40, 0.4), "a9a": (0.20, 0.3), "w8a": (0.10, 0.1), "ijcnn1": (0.30, 0.2)}
+    held = judge_claim(claim(extreme, on=sets), runs(data))
+    assert held.verdict == "holds" and "largest on susy" in held.measurement and held.tested == "4 of 4"
+    assert judge_claim(claim(replace(extreme, on_set="a9a"), on=sets), runs(data)).verdict == "does not hold"
+    assert judge_claim(claim(replace(extreme, direction="lower", on_set="w8a"), on=sets), runs(data)).verdict == "holds"
+    # the set named has no run: not testable, whatever the others say
+    assert judge_claim(claim(extreme, on=sets), runs({k: v for k, v in data.items() if k != "susy"})).verdict == \
+        "not testable here"
+    # ranks of error (4, 2, 1, 3) against freq (4, 3, 1, 2): ρ = 1 − 6·(0+1+0+1)/(4·15) = 0.8
+    correlation = ClaimTest("correlation", "test_error", Selector("bsgd"), against="counter:freq", value=0.8,
+                            value_why="stated")
+    held = judge_claim(claim(correlation, on=sets), runs(data))
+    assert held.verdict == "holds" and "ρ 0.80 ≥ 0.8 over 4 sets" in held.measurement
+    assert judge_claim(claim(replace(correlation, value=0.81), on=sets), runs(data)).verdict == "does not hold"
+    # a stand-in set among the points gives the stand-in verdict, naming it
+    stood = judge_claim(claim(correlation, on=sets, stand_in={"susy": "a replica"}), runs(data))
+    assert stood.verdict == "holds on stand-in data" and "susy (a replica)" in stood.measurement

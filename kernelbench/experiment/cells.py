@@ -106,6 +106,7 @@ def train_cell(prepared: Prepared, cell: Cell, experiment: str, *, sink, show=Fa
         with blas_threads(1):
             row = evaluate(estimator, base, point.train_seconds, cell.evaluate.on, X_sub, y_sub, X_eval,
                            y_eval, data.task, eval_threads)
+        row["train_memory_mb"] = point.train_memory_mb
         bad = [k for k in ("objective", "train_mse", "test_mse", "train_mae", "test_mae")
                if k in row and not math.isfinite(row[k])]
         if bad:                                           # any algorithm: never write NaN/inf as ok

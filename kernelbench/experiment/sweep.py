@@ -38,6 +38,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import yaml
@@ -116,29 +117,38 @@ def parse_over(items) -> dict:
     return over
 
 
-def parse_command(command: str) -> tuple[list[Path], dict]:
-    """A `kernelbench sweep CONFIG... --over KEY=V1,V2,...` command (a paper file's `sweeps:`) ->
-    (configs, {key: [values]}). Only configs and --over: what a paper's panel is, not how a machine
-    runs it (--processes, limits)."""
+class SweepCommand(NamedTuple):
+    """A paper's sweep as its command states it."""
+    configs: list[Path]
+    over: dict                      # {key: [values]}
+    processes: bool = False         # each point its own process: a panel that measures a point's own memory
+
+
+def parse_command(command: str) -> SweepCommand:
+    """A `kernelbench sweep CONFIG... [--processes] --over KEY=V1,V2,...` command (a paper file's
+    `sweeps:`) -> its configs, points and --processes. What a paper's panel is, not what one machine
+    can afford (limits): --processes is part of a panel that reads each point's own peak memory."""
     words = shlex.split(command)
     if words[:2] != ["kernelbench", "sweep"]:
         raise ConfigError(f"sweep command {command!r}: expected it to start with `kernelbench sweep`")
-    configs, items = [], []
+    configs, items, processes = [], [], False
     rest = iter(words[2:])
     for word in rest:
         if word == "--over":
             items.append(next(rest, ""))
         elif word.startswith("--over="):
             items.append(word[len("--over="):])
+        elif word == "--processes":
+            processes = True
         elif word.startswith("-"):
             raise ConfigError(f"sweep command {command!r}: {word} is not read here; a paper's sweep names "
-                              "its configs and --over KEY=V1,V2,... only")
+                              "its configs, --over KEY=V1,V2,... and --processes only")
         else:
             configs.append(Path(word))
     over = parse_over(items)
     if not configs or not over:
         raise ConfigError(f"sweep command {command!r}: expected at least one config and one --over KEY=V1,V2,...")
-    return configs, over
+    return SweepCommand(configs, over, processes)
 
 
 def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits=Limits(),

@@ -22,6 +22,28 @@ from kernelbench.config import StopConfig
 from .stopping import total_steps
 
 RUN_PIECES_PER_PASS = 100       # a timed chunk is run in pieces of at most 1/100 pass (see Trace)
+_STATUS, _CLEAR_REFS = Path("/proc/self/status"), Path("/proc/self/clear_refs")
+
+
+def _resident_kb(field: str) -> float:
+    """VmRSS (resident now) or VmHWM (its peak since the last reset) of this process in kB; NaN
+    where /proc does not say (not Linux)."""
+    try:
+        for line in _STATUS.read_text().splitlines():
+            if line.startswith(field + ":"):
+                return float(line.split()[1])
+    except OSError:
+        pass
+    return math.nan
+
+
+def _reset_peak() -> None:
+    """Set the process's peak resident memory (VmHWM) to its resident memory now (Linux: "5" to
+    clear_refs), so that the next VmHWM reading is the peak of what runs in between."""
+    try:
+        _CLEAR_REFS.write_text("5")
+    except OSError:
+        pass
 
 
 @dataclass(frozen=True)
@@ -33,6 +55,7 @@ class Point:
     train_seconds: float      # wall time of begin and of every run call so far
     cpu_seconds: float        # CPU time of the process (all threads) in the same calls
     final: bool               # the last point: a stop rule, the solver's own end (converged_), or a time limit
+    train_memory_mb: float = math.nan   # the largest resident memory in those calls above that before begin
 
 
 class Trace:
@@ -40,7 +63,10 @@ class Trace:
     points; see `trace`. `train_seconds` / `cpu_seconds` hold the totals so far, also after an
     exception (e.g. DivergenceError from run); `pieces` lists (iterations, wall seconds) of every
     timed call, begin first (iterations 0), for benchmarks. `every` may be set after `begin()`,
-    when `total` is known."""
+    when `total` is known. `train_memory_mb`: the process's peak resident memory within the timed
+    calls above its resident memory before begin, less what the caller added between them -- what
+    training itself holds (a model, a kernel matrix, features), not the interpreter, the data or
+    an evaluation between points (NaN off Linux)."""
 
     def __init__(self, estimator, X, y, stop: StopConfig = StopConfig(), *, every=None, initial=True,
                  progress=None):
@@ -48,6 +74,10 @@ class Trace:
         self.stop = stop                # whole: a rung's `fraction` of the estimator's own fit included
         self.every, self.initial, self.progress = every, initial, progress
         self.train_seconds = self.cpu_seconds = 0.0
+        self.train_memory_mb = math.nan
+        self._resident_before = math.nan        # kB, just before begin
+        self._resident_after = math.nan         # kB, at the end of the last timed call
+        self._outside = 0.0                     # kB the caller added (or freed) between timed calls
         self.pieces: list[tuple[int, float]] = []
         self.total = math.nan           # iterations the stop rule allows (inf: a time limit only)
         self.began = False
@@ -108,6 +138,12 @@ class Trace:
         collecting = gc.isenabled()
         gc.disable()
         steps = 0
+        resident = _resident_kb("VmRSS")
+        if math.isnan(self._resident_before):
+            self._resident_before = resident
+        elif not math.isnan(self._resident_after):
+            self._outside += resident - self._resident_after
+        _reset_peak()                          # the peak of this call alone, read after it
         try:
             cpu = time.process_time()          # the wall clock brackets the call alone
             wall = time.perf_counter()
@@ -119,6 +155,10 @@ class Trace:
                 self.cpu_seconds += time.process_time() - cpu
                 self.train_seconds += seconds
                 self.pieces.append((int(steps) if isinstance(steps, (int, np.integer)) else 0, seconds))
+                self._resident_after = _resident_kb("VmRSS")
+                held = (_resident_kb("VmHWM") - self._resident_before - self._outside) / 1024
+                if not math.isnan(held):
+                    self.train_memory_mb = max(held, 0.0 if math.isnan(self.train_memory_mb) else self.train_memory_mb)
         finally:
             if collecting:
                 gc.enable()
@@ -128,7 +168,7 @@ class Trace:
 
     def _point(self, final: bool) -> Point:
         est = self.estimator
-        return Point(est.n_iter_, est.samples_seen_, self.train_seconds, self.cpu_seconds, final)
+        return Point(est.n_iter_, est.samples_seen_, self.train_seconds, self.cpu_seconds, final, self.train_memory_mb)
 
 
 def trace(estimator, X, y, stop: StopConfig = StopConfig(), *, every=None, initial=True,

@@ -37,7 +37,7 @@ import yaml
 
 from kernelbench.errors import ConfigError
 
-__all__ = ["CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
+__all__ = ["ACROSS_SETS", "CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
            "Sweep", "get_paper", "load_paper", "load_papers", "paper_ids"]
 
 FOLDER = Path(__file__).parent
@@ -98,11 +98,20 @@ class Published:
 #   ratio    mean b / mean a ≥ at_least for every b (a is faster, or smaller, by that factor)
 #   speedup  time at threads[0] / time at k ≥ at_least · k for every other k of `threads`
 #   growth   the log-log slope of the metric against the training size is ≤ at_most
-CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth")
+#   bound    a's mean lies below (direction lower) or above (higher) a stated `value` (value_why says
+#            where the number comes from), or the mean of another metric (`than`) of the same runs
+# and two across the claim's sets, each set's mean of a's runs one point:
+#   extreme      the set `on_set` has the largest (direction higher) or smallest (lower) mean
+#   correlation  Spearman's rank correlation of the metric with `against` over the sets ≥ `value`
+CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth", "bound", "extreme", "correlation")
+ACROSS_SETS = ("extreme", "correlation")
 # The numbers a claim may compare: columns of results.csv's final rows (errors in percent),
-# test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent)
+# test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent),
+# train_memory_mb (what training itself holds, per trial: results/schema.py), peak_memory_mb (the run's
+# process's peak resident memory, run.json: a point's own only when its sweep runs each point as a process)
 CLAIM_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
-                 "objective", "train_seconds", "predict_seconds", "n_support_vectors", "merge_time_share")
+                 "objective", "train_seconds", "predict_seconds", "n_support_vectors", "merge_time_share",
+                 "train_memory_mb", "peak_memory_mb")
 # A merge method's time saved against GSS-standard at the same budget (percent): improvement_vs_gss:<merge>
 # (training time), merge_time_improvement_vs_gss:<merge> (merging time)
 CLAIM_GAINS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
@@ -140,6 +149,11 @@ class ClaimTest:
     at_least: float | None = None       # ratio, speedup
     threads: tuple[int, ...] = ()       # speedup
     at_most: float | None = None        # growth
+    value: float | None = None          # bound: the stated number a's mean is compared with
+    value_why: str = ""                 # bound: where that number comes from
+    than: str | None = None             # bound: instead of a value, another metric of the same runs
+    on_set: str | None = None           # extreme: the set the extreme must be on
+    against: str | None = None          # correlation: the metric the test's metric is ranked against
 
 
 @dataclass(frozen=True)
@@ -385,6 +399,9 @@ _TEST_KEYS = {
     "ratio": (("metric", "a", "b", "at_least"), ("per",)),
     "speedup": (("metric", "a", "threads", "at_least"), ()),
     "growth": (("metric", "a", "at_most"), ()),
+    "bound": (("metric", "a", "direction"), ("value", "value_why", "than", "at", "per")),
+    "extreme": (("metric", "a", "direction", "on_set"), ()),
+    "correlation": (("metric", "a", "against", "value", "value_why"), ()),
 }
 _ID_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
 
@@ -473,6 +490,29 @@ def _claim_test(check: _File, where: str, value) -> ClaimTest:
             values[key] = number
     if "margin_why" in value:
         values["margin_why"] = _text(check, f"{where}.margin_why", value["margin_why"])
+    if kind == "extreme":
+        values["on_set"] = _text(check, f"{where}.on_set", value["on_set"])
+    if kind == "correlation":
+        values["against"] = _claim_metric(check, f"{where}.against", value["against"])
+        values["value"] = _number(check, f"{where}.value", value["value"])
+        if not -1 <= values["value"] <= 1:
+            check.fail(f"{where}.value", f"expected a rank correlation in [-1, 1], got {_show(value['value'])}")
+        values["value_why"] = _text(check, f"{where}.value_why", value["value_why"])
+    if kind == "bound":
+        if ("value" in value) == ("than" in value):
+            check.fail(where, "a bound test needs exactly one of value (a stated number, with value_why) "
+                              "and than (another metric of the same runs)")
+        if "value" in value:
+            values["value"] = _number(check, f"{where}.value", value["value"])
+            if "value_why" not in value:
+                check.fail(where, "a bound test with a value needs value_why: where the number comes from")
+            values["value_why"] = _text(check, f"{where}.value_why", value["value_why"])
+        else:
+            if "value_why" in value:
+                check.fail(f"{where}.value_why", "value_why goes with value, not with than")
+            values["than"] = _claim_metric(check, f"{where}.than", value["than"])
+            if values["than"] == values["metric"]:
+                check.fail(f"{where}.than", f"compares {values['metric']} with itself; name another metric")
     if "threads" in value:
         threads = _list(check, f"{where}.threads", value["threads"])
         threads = tuple(_integer(check, f"{where}.threads[{i}]", t, least=1) for i, t in enumerate(threads))
@@ -523,4 +563,10 @@ def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
         check.fail(where, "missing test; a claim without a test must say what testing it needs (needs: ...)")
     if values.get("test") is not None and values.get("needs") is None and not values["on"]:
         check.fail(f"{where}.on", "expected at least one set to test the claim on")
+    test = values.get("test")
+    if test is not None and test.kind in ACROSS_SETS and len(values["on"]) < (2 if test.kind == "extreme" else 3):
+        check.fail(f"{where}.on", f"{'an' if test.kind == 'extreme' else 'a'} {test.kind} test compares sets: "
+                                  f"name {2 if test.kind == 'extreme' else 3} or more")
+    if test is not None and test.on_set is not None and test.on_set not in values["on"]:
+        check.fail(f"{where}.test.on_set", f"{test.on_set!r} is not one of the claim's sets (on: {', '.join(values['on'])})")
     return Claim(paper=paper_id, **values)

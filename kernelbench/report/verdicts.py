@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from kernelbench.papers import Claim, Paper, Selector
+from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
 from .numbers import (
     GAIN_METRICS,
@@ -263,6 +263,23 @@ def _compare(claim: Claim, means: dict, saturated: dict | None = None) -> tuple[
     return HOLDS, text
 
 
+def _bound(claim: Claim, case: _Set, ma: float | None, rows: pd.DataFrame) -> tuple[str, str]:
+    """(outcome, measurement) of a bound test: a's mean against the stated value, or against the
+    mean of the `than` metric of the same runs."""
+    test = claim.test
+    if ma is NO_MODEL:
+        return FAILS, f"{test.a} has no model yet"
+    if test.than is None:
+        limit, named = test.value, f"{test.value:g}"
+    else:
+        limit = case.mean(test.a, rows, test.than)
+        if limit is NO_MODEL:
+            return FAILS, f"{test.a} has no model yet"
+        named = f"{test.than} {_number(limit)}"
+    ok = ma < limit if test.direction == "lower" else ma > limit
+    return (HOLDS if ok else FAILS), f"{test.metric} of {test.a} {_number(ma)} {_relation(ma, limit)} {named}"
+
+
 def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
     """(outcome, measurement) of the claim's test on one set; _Untested when it cannot run."""
     test = claim.test
@@ -292,7 +309,9 @@ def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
     for size, rows in case.groups(rows_by_method):
         at = f"n_train {size}: " if size is not None else ""
         means = {m: case.mean(m, rows[m], metric) for m in methods}
-        if test.kind == "speedup":
+        if test.kind == "bound":
+            outcome, text = _bound(claim, case, means[test.a], rows[test.a])
+        elif test.kind == "speedup":
             base = means[methods[0]]
             checks = [(k, base / means[m], test.at_least * k / test.threads[0])
                       for k, m in zip(test.threads[1:], methods[1:])]
@@ -321,6 +340,8 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
         return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}")
     if final is None or curves is None:
         final, curves = _final_and_curves(every)
+    if claim.test.kind in ACROSS_SETS:
+        return _judge_across_sets(claim, every, final, curves, absent)
     sets = []
     for dataset in claim.on:
         case = _Set(claim, dataset, every, final, curves, absent)
@@ -344,6 +365,58 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
     if stand_ins:
         summary += "; stand-in data: " + "; ".join(f"{d} ({claim.stand_in[d]})" for d in stand_ins)
     return ClaimVerdict(claim, verdict, "; ".join(shown) + f". {summary}", tuple(sets), runs)
+
+
+def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
+                       absent: dict | None) -> ClaimVerdict:
+    """An extreme or correlation test: each set's mean of a's runs is one point; the sets without
+    one are left out, and too few points leave the claim not testable here."""
+    test = claim.test
+    points, sets = {}, []
+    for dataset in claim.on:
+        case = _Set(claim, dataset, every, final, curves, absent)
+        try:
+            rows = case.final_rows(test.a)
+            point = tuple(case.mean(test.a, rows, m) for m in (test.metric, test.against) if m is not None)
+            if any(x is None or not math.isfinite(x) for x in point):
+                raise _Untested(f"no {test.metric} of {test.a} on {dataset}")
+        except _Untested as why:
+            sets.append(SetOutcome(dataset, UNTESTED, str(why)))
+            continue
+        points[dataset] = point
+        sets.append(SetOutcome(dataset, HOLDS, ", ".join(_number(x) for x in point), tuple(sorted(case.runs))))
+    shown = "; ".join(f"{d} {', '.join(_number(x) for x in p)}" for d, p in points.items())
+    missing = "; ".join(f"{s.dataset} untested: {s.text}" for s in sets if s.outcome == UNTESTED)
+    least = 2 if test.kind == "extreme" else 3
+    if len(points) < least or (test.kind == "extreme" and test.on_set not in points):
+        why = f"{test.on_set} has no point" if test.kind == "extreme" and len(points) >= least else \
+            f"{len(points)} set(s) with a point, {least} needed"
+        return ClaimVerdict(claim, "not testable here", f"{why}: " + "; ".join(x for x in (shown, missing) if x),
+                            tuple(sets))
+    if test.kind == "extreme":
+        values = {d: p[0] for d, p in points.items()}
+        best = (max if test.direction == "higher" else min)(values, key=values.get)
+        ok = all((values[test.on_set] > v if test.direction == "higher" else values[test.on_set] < v)
+                 for d, v in values.items() if d != test.on_set)
+        text = (f"{test.metric} of {test.a} per set: {shown}; {'largest' if test.direction == 'higher' else 'smallest'} "
+                f"on {best}")
+    else:
+        from scipy.stats import spearmanr
+
+        rho = round(float(spearmanr(*zip(*points.values())).statistic), 12)     # exact ranks, float Pearson
+        ok = rho >= test.value
+        text = (f"({test.metric}, {test.against}) of {test.a} per set: {shown}; Spearman's ρ {rho:.2f} "
+                f"{'≥' if ok else '<'} {test.value:g} over {len(points)} sets")
+    if missing:
+        text += f"; {missing}"
+    runs = tuple(sorted({r for s in sets for r in s.runs}))
+    stand_ins = [d for d in points if d in claim.stand_in]
+    verdict = (HOLDS if ok else FAILS) + (STAND_IN if stand_ins else "")
+    if stand_ins:
+        text += "; stand-in data: " + "; ".join(f"{d} ({claim.stand_in[d]})" for d in stand_ins)
+    outcome = HOLDS if ok else FAILS
+    return ClaimVerdict(claim, verdict, text, tuple(replace(s, outcome=outcome) if s.dataset in points else s
+                                                    for s in sets), runs)
 
 
 def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None) -> list[ClaimVerdict]:
@@ -415,6 +488,17 @@ def described_test(claim: Claim) -> str:
     elif test.kind == "speedup":
         words = (f"{test.metric} of {test.a}: speed-up from {test.threads[0]} to k threads ≥ {test.at_least:g}·k "
                  f"for k = {', '.join(map(str, test.threads[1:]))}")
+    elif test.kind == "extreme":
+        words = (f"{test.metric} of {test.a} {'largest' if test.direction == 'higher' else 'smallest'} on "
+                 f"{test.on_set} among the sets")
+        return words
+    elif test.kind == "correlation":
+        return (f"Spearman's rank correlation over the sets of {test.metric} of {test.a} with {test.against} ≥ "
+                f"{test.value:g} ({test.value_why})")
+    elif test.kind == "bound":
+        than = (f"{test.value:g} ({test.value_why})" if test.than is None
+                else f"{test.than} of the same runs")
+        words = f"{test.metric} of {test.a} {test.direction} than {than}{at}{per}"
     else:
         words = f"{test.metric} of {test.a} grows with n_train at a log-log slope ≤ {test.at_most:g}"
     return f"{words}; on {claim.quantifier} sets"

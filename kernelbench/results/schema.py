@@ -24,10 +24,13 @@ from kernelbench._vocab import TAGS
 from kernelbench.errors import OutputError
 
 TAG_COLUMNS = list(TAGS)        # paper, figure, panel, role: the run's tags, empty when untagged
+# train_seconds: the timed training calls' wall time (evaluation is not timed); train_memory_mb: the
+# process's peak resident memory in those calls above its resident memory before training (what
+# training itself holds: a model, a kernel matrix; not the interpreter or the data; empty off Linux)
 COLUMNS = ["run_id", "experiment", "dataset", "algorithm", "params", "resolved", "trial", "seed", "fold",
            "budget", "iteration", "samples_seen", "n_features", "n_support_vectors", "train_seconds",
            "objective", "train_error", "train_mse", "train_mae", "test_error", "test_mse", "test_mae",
-           "predict_seconds",
+           "predict_seconds", "train_memory_mb",
            "threads", "counters", "status", "message", "final", *TAG_COLUMNS]
 ROW_STATUSES = ("ok", "diverged", "skipped", "failed")
 RUN_STATUSES = ("running", "finished", "failed", "interrupted")
@@ -44,7 +47,7 @@ JSON_COLUMNS = ("params", "resolved")
 INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                "n_support_vectors", "threads", "final")
 FLOAT_COLUMNS = ("budget", "train_seconds", "objective", "train_error", "train_mse", "train_mae", "test_error",
-                 "test_mse", "test_mae", "predict_seconds")
+                 "test_mse", "test_mae", "predict_seconds", "train_memory_mb")
 
 
 @dataclass

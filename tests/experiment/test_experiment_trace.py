@@ -258,3 +258,28 @@ def test_only_mini_batch_solvers_carry_a_batch_schedule(name):
         if fixed:
             assert issubclass(cls, IterativeEstimator), (cls.__name__, fixed)
         assert issubclass(cls, Solver)
+
+
+class Holds(Steps):
+    """Steps that allocates `mb` megabytes (touched) in begin and keeps them while it trains."""
+
+    def __init__(self, mb, **kw):
+        super().__init__(**kw)
+        self.mb, self.held = mb, None
+
+    def begin(self, X, y):
+        self.held = np.ones(self.mb * 2**20 // 8)         # written: resident, not only reserved
+        return super().begin(X, y)
+
+
+@pytest.mark.skipif(not timing._STATUS.is_file(), reason="reads /proc/self/status (Linux)")
+def test_training_memory_is_what_the_timed_calls_hold_above_what_was_resident_before():
+    before = np.ones(150 * 2**20 // 8)                    # resident before training: not training's
+    points = list(trace(Holds(200), X, Y, StopConfig(passes=1), every=50))
+    held = points[-1].train_memory_mb
+    assert 190 <= held <= 260 and all(p.train_memory_mb <= held for p in points)
+    kept = []
+    for point in trace(Holds(0), X, Y, StopConfig(passes=1), every=25):
+        kept.append(np.ones(100 * 2**20 // 8))            # the caller's, between points: not training's
+    assert point.train_memory_mb < 40 and len(kept) >= 4
+    del before

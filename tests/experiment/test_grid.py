@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-TIMING = ["run_id", "train_seconds", "predict_seconds"]
+TIMING = ["run_id", "train_seconds", "predict_seconds", "train_memory_mb"]
 KEY = ["params", "trial", "fold", "iteration"]
 
 GRID = """\

@@ -61,12 +61,13 @@ def test_over_reads_yaml_values_and_refuses_what_is_not_key_equals_values():
 
 
 def test_a_papers_sweep_command_reads_back_into_configs_and_points_and_nothing_else():
-    configs, over = parse_command("kernelbench sweep configs/a.yaml configs/b.yaml --over tags.figure=fig2 "
-                                  "--over 'shortened=\"2 trials, 3 sizes\"' --over=dataset.subsample=1000,2000")
-    assert configs == [Path("configs/a.yaml"), Path("configs/b.yaml")]
+    configs, over, processes = parse_command("kernelbench sweep configs/a.yaml configs/b.yaml --over tags.figure=fig2 "
+                                             "--over 'shortened=\"2 trials, 3 sizes\"' --over=dataset.subsample=1000,2000")
+    assert configs == [Path("configs/a.yaml"), Path("configs/b.yaml")] and processes is False
+    assert parse_command("kernelbench sweep configs/a.yaml --processes --over trials=1,2").processes is True
     assert over == {"tags.figure": ["fig2"], "shortened": ["2 trials, 3 sizes"], "dataset.subsample": [1000, 2000]}
     for bad, said in (("kernelbench run configs/a.yaml --over trials=1,2", "start with `kernelbench sweep`"),
-                      ("kernelbench sweep configs/a.yaml --processes --over trials=1,2", "--processes is not read"),
+                      ("kernelbench sweep configs/a.yaml --max-seconds 5 --over trials=1,2", "--max-seconds is not read"),
                       ("kernelbench sweep configs/a.yaml", "at least one config and one --over")):
         with pytest.raises(ConfigError, match=said):
             parse_command(bad)

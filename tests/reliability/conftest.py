@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 MIRROR = Path((os.environ.get("KERNELBENCH_MIRROR") or "").split(os.pathsep)[0]
               or REPO.parent / "shared" / "datasets")
-TIMING = ["run_id", "train_seconds", "predict_seconds"]
+TIMING = ["run_id", "train_seconds", "predict_seconds", "train_memory_mb"]
 ROW_KEY = ["params", "trial", "fold", "iteration"]
 
 # figure name -> Counter / value; filled by the tests, printed by pytest_terminal_summary
