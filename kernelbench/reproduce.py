@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from kernelbench._io import atomic_write_text
 from kernelbench._vocab import NO_CELL_FINISHED, PROTOCOLS
 from kernelbench.config import ExperimentConfig, config_to_dict, duration_text, expand_grid, load_config
-from kernelbench.data.fetch import resolve_local
+from kernelbench.data.fetch import fetch_command, resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.experiment import grid_search, run_experiment
@@ -148,14 +148,14 @@ def missing_data(cfg: ExperimentConfig) -> str | None:
     absent = [role for role in roles if role in spec.files and resolve_local(spec.files[role]) is None]
     if not absent:
         return None
-    return f"{dc.name} ({', '.join(absent)}) not in the cache or a mirror: kernelbench datasets fetch {dc.name}"
+    return f"{dc.name} ({', '.join(absent)}) not in the cache or a mirror: {fetch_command(dc.name)}"
 
 
 def absent_data(paper: str, configs_dir, out_dir) -> dict:
     """{dataset: the command that gets it} of the data the paper's configs need and this machine
     has no copy of (what `kernelbench publish` records, so that the report tells "no data here"
     from "not run")."""
-    return {e.cfg.dataset.name: f"kernelbench datasets fetch {e.cfg.dataset.name}"
+    return {e.cfg.dataset.name: fetch_command(e.cfg.dataset.name)
             for e in experiments(paper, configs_dir, out_dir) if e.missing and e.cfg.dataset.name}
 
 

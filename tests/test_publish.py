@@ -439,7 +439,7 @@ def test_a_run_on_a_replica_of_a_registry_set_is_named_a_replica_in_the_report(t
     from kernelbench.data.synthetic import SyntheticSpec, write_files
 
     mirror = tmp_path / "mirror"
-    write_files(SyntheticSpec("susy", n=400, n_test=100, seed=1), mirror, progress=False)
+    write_files(SyntheticSpec("susy", n=400, n_test=100, seed=1, noise=0.2), mirror, progress=False)
     registry = yaml.safe_load((REPO / "datasets" / "registry.yaml").read_text())
     registry["datasets"]["susy"]["files"]["train"]["n"] = 500          # the replica's rows, not 5,000,000
     registry["datasets"]["susy"]["split"]["n_test"] = 100
@@ -458,5 +458,6 @@ def test_a_run_on_a_replica_of_a_registry_set_is_named_a_replica_in_the_report(t
     reproduction = tmp_path / "R.md"
     publish("dai2014", results_dir=out, out_dir=out / "published", reproduction=reproduction, echo=lambda line: None)
     text = reproduction.read_text()
-    assert f"| {replica_run.name} | finished | susy (synthetic replica, 400 + 100 rows) | dsg |" in text
+    assert (f"| {replica_run.name} | finished | synthetic replica of susy, 400 + 100 rows, Bayes error 0.2 | dsg |"
+            in text)
     assert f"| {generated_run.name} | finished | synthetic | dsg |" in text      # its name says it already

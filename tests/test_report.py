@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from kernelbench.papers import PAPERS
-from kernelbench.report import build_report, markdown_to_html
+from kernelbench.report import build_report, markdown_to_html, verdict_and_reason
 from kernelbench.results import Run
 
 PARAMS = json.dumps({"loss": "logistic"}, sort_keys=True)
@@ -101,6 +101,43 @@ def test_bsgd_entries_select_by_params_and_table(tmp_path):
     assert lookup["published"] == 97.130 and lookup["ours"][0] == pytest.approx(97.4) and lookup["ours"][2] == 1
     equal, = [r for r in table if r["dataset"] == "ijcnn1" and r["metric"] == "counter%:diag_equal_decisions"]
     assert equal["ours"][0] == pytest.approx(90.0)
+
+
+def test_a_run_on_a_synthetic_replica_never_answers_a_published_number(tmp_path):
+    # Glasmachers & Qaadan's Table 1: exact LIBSVM on SUSY, 79.79 % test accuracy. A run on a replica of
+    # SUSY (a generated file of its shape) scoring exactly that is still no measurement of it.
+    tags = {"paper": "glasmachers2019", "figure": "table1", "role": "baseline"}
+    made = {"generator": "kernelbench.data.synthetic v1", "shape": "susy", "n": 4000, "n_test": 1000,
+            "noise": 0.2, "bayes_error": 0.2, "seed": 0, "variant": 1}
+
+    def susy_run(folder, error, synthetic=None):
+        run = Run.create(folder, "susy_libsvm", {"name": "susy_libsvm"}, tags=tags)
+        run.update(dataset={"name": "susy", "task": "binary", "n_train": 4000,
+                            **({"synthetic": synthetic} if synthetic else {})})
+        run.append({"dataset": "susy", "algorithm": "libsvm", "params": "{}", "trial": 0, "iteration": 1,
+                    "test_error": error, "final": 1})
+        run.finish()
+        return run
+
+    replica = susy_run(tmp_path, 0.2021, made)
+    make_run(tmp_path, [{"trial": 0, "iteration": 20, "test_error": 0.155, "final": 1}])   # a9a itself
+    markdown, table = build_report([tmp_path])
+    susy, = [r for r in table if r["dataset"] == "susy" and r["algorithm"] == "libsvm"]
+    assert susy["ours"] is None and susy["runs"] == [] and replica.path.name not in markdown
+    verdict, reason = verdict_and_reason(susy)
+    assert verdict == "no data here"
+    assert reason.startswith("only a synthetic replica of susy, 4,000 + 1,000 rows, Bayes error 0.2 was run here")
+    assert "never the paper's numbers" in reason and "kernelbench datasets fetch susy" in reason
+    # the publishing machine's record of how to get the data is the one named
+    assert "copy SUSY.xz to the mirror" in verdict_and_reason(susy, {"susy": "copy SUSY.xz to the mirror"})[1]
+    # the real data of another set is read as before
+    dai, = [r for r in table if r["algorithm"] == "dsg" and r["dataset"] == "a9a"]
+    assert dai["ours"][:2] == (pytest.approx(15.5), 0.0) and verdict_and_reason(dai)[0] == "reproduced"
+    # beside a run on SUSY itself the replica is never pooled: ours is the real run's alone
+    real = susy_run(tmp_path, 0.25)
+    _, table = build_report([tmp_path])
+    susy, = [r for r in table if r["dataset"] == "susy" and r["algorithm"] == "libsvm"]
+    assert susy["ours"][0] == pytest.approx(75.0) and susy["ours"][2] == 1 and susy["runs"] == [real.path.name]
 
 
 def test_every_paper_appears_and_html_has_tables(tmp_path):

@@ -13,9 +13,10 @@ PAPER = "some2020"
 
 
 def cells(dataset, algorithm, values, *, metric="test_error", params=None, n_train=1000, status="ok",
-          figure="fig1", paper=PAPER, curve=None, run=None):
+          figure="fig1", paper=PAPER, curve=None, run=None, replica=""):
     """One run's rows: a trial per value, its final row carrying `metric` = value (and, for
-    `curve`, earlier evaluations [(seconds, value), ...] before it)."""
+    `curve`, earlier evaluations [(seconds, value), ...] before it); `replica`: the synthetic
+    replica it read in place of `dataset` (run_frame's column)."""
     params = params or {}
     run = run or f"{dataset}_{algorithm}_{json.dumps(params, sort_keys=True)}_{n_train}_{figure}_{status}"
     rows = []
@@ -27,7 +28,7 @@ def cells(dataset, algorithm, values, *, metric="test_error", params=None, n_tra
         row.setdefault("test_error", 0.3)
         row.update(run_id=run, experiment=run, dataset=dataset, algorithm=algorithm, status=status,
                    params=json.dumps(params, sort_keys=True), paper=paper, figure=figure, panel="", role="ours",
-                   counters="{}", n_train=n_train, config="", fold=None, budget=None)
+                   counters="{}", n_train=n_train, config="", fold=None, budget=None, replica=replica)
     return pd.DataFrame(rows)
 
 
@@ -207,6 +208,21 @@ def test_stand_in_sets_give_the_stand_in_verdicts_and_are_named():
     only_a9a = runs[runs["dataset"] == "a9a"]
     assert judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}),
                        only_a9a).verdict == "holds"
+
+
+def test_a_set_run_on_a_synthetic_replica_is_stand_in_data_even_unnamed():
+    made = "synthetic replica of susy, 4,000 + 1,000 rows, Bayes error 0.2"
+    runs = frame(*(cells(name, algorithm, [error], replica=made if name == "susy" else "")
+                   for name in ("a9a", "susy") for algorithm, error in (("cdsg", 0.1), ("dsg", 0.2), ("udsg", 0.2))))
+    verdict = judge_claim(claim(order(), on=("a9a", "susy")), runs)          # no stand_in: in the claim
+    assert verdict.verdict == "holds on stand-in data" and f"stand-in data: susy ({made})" in verdict.measurement
+    assert judge_claim(claim(order(direction="higher"), on=("a9a", "susy")), runs).verdict == "does not hold on stand-in data"
+    # the claim's own words about the stand-in are kept
+    why = "a replica of SUSY's shape: times compare, errors do not"
+    named = judge_claim(claim(order(), on=("a9a", "susy"), stand_in={"susy": why}), runs)
+    assert named.verdict == "holds on stand-in data" and f"susy ({why})" in named.measurement
+    # the same runs on the set itself are no stand-in
+    assert judge_claim(claim(order(), on=("a9a", "susy")), runs.assign(replica="")).verdict == "holds"
 
 
 def test_a_claim_that_needs_what_is_missing_is_not_testable_here_and_says_what():

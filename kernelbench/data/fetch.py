@@ -17,6 +17,12 @@ from .local import Trust, data_dirs, ensure_cache, expected_sha256, trust_state,
 from .registry import DatasetSpec, FileSpec, get_spec, registry_path
 
 
+def fetch_command(name: str) -> str:
+    """The command that gets a registry data set into the cache (what a report tells a reader
+    whose runs lack it)."""
+    return f"kernelbench datasets fetch {name}"
+
+
 def _offline() -> bool:
     return os.environ.get("KERNELBENCH_OFFLINE", "").strip().lower() not in ("", "0", "false", "no")
 

@@ -11,7 +11,9 @@ Every number gets a status by measurement alone: reproduced (ours within the ent
 the published value, or on the stated side of a bound), differs, not run, or not reproducible here
 (the entry's `needs`: what it would take, e.g. a neural-net comparator). A known explanation of a
 difference (the entry's `known_difference`) is shown beside a row that differs, never as its
-verdict; a row on stand-in data (the entry's `stand_in`) says so in its verdict.
+verdict; a row on stand-in data (the entry's `stand_in`) says so in its verdict. A run on a
+synthetic replica of its data set (`kernelbench datasets synth`) is never read here: a printed number
+is about the paper's data; an entry run only on a replica says "no data here", naming the replica.
 
 The metrics an entry may name (`metric_known`): test_error, test_accuracy, train_error (percent),
 test_mae, train_seconds, merge_time_share (percent of the training time spent merging),
@@ -29,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from kernelbench.data.fetch import fetch_command
 from kernelbench.errors import OutputError
 from kernelbench.papers import Paper, Published, load_papers
 from kernelbench.results import RunRecord, collect_results, final_rows, resolved_text, run_folders, tagged
@@ -187,6 +190,23 @@ def _at_seconds_picks(final: pd.DataFrame, curves: pd.DataFrame, entry: Publishe
     return _at_seconds_rows(trial_curves[trial_curves["run_id"].isin(set(rows["run_id"]))], name, limit)
 
 
+def replicas(rows: pd.DataFrame) -> list[str]:
+    """The synthetic replicas (run_frame's `replica`) that these rows' runs read in place of their
+    data set, in words; [] when every row is of a data set itself."""
+    if "replica" not in rows:
+        return []
+    return sorted(set(rows["replica"].fillna("").astype(str)) - {""})
+
+
+def on_replica(df: pd.DataFrame) -> pd.Series:
+    """Which rows come from a run on a synthetic replica of its data set (run_frame's `replica`). Such
+    a run answers claims (on stand-in data) but is never compared with a paper's printed numbers,
+    which are about its data."""
+    if "replica" not in df:
+        return pd.Series(False, index=df.index, dtype=bool)
+    return df["replica"].fillna("").astype(str) != ""
+
+
 def _final_and_curves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows the report reads: the finished cells' final rows, and every ok row (curves)."""
     final = final_rows(df, statuses=("ok",), old_runs=True)
@@ -198,7 +218,7 @@ def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
     """The index labels of the curve rows, beyond the final ones, that a number of the report is
     read from: per trial, the evaluation an at_seconds number picks. kernelbench.publish keeps them
     when it thins curves, so that the published runs give the report their originals give."""
-    final, curves = _final_and_curves(df)
+    final, curves = _final_and_curves(df[~on_replica(df)])
     chosen = []
     for e in (e for p in report_papers(paper) for e in p.published if e.metric.startswith("at_seconds:")):
         rows = _entry_rows(final, e)
@@ -296,10 +316,15 @@ def build_numbers(results_dirs, *, paper: str | None = None,
     df = results_frame(results_dirs) if df is None else df
     folder_of = {p.name: p for d in results_dirs for p in run_folders(d)}
     # smoke runs are already left out by collect_results
-    final, curves = _final_and_curves(df)
+    replica_rows = on_replica(df)
+    real, on_replicas = df[~replica_rows], df[replica_rows]
+    final, curves = _final_and_curves(real)
     table = []
     for e in entries:
         rows = _entry_rows(final, e)
+        # run here only on a replica: said, so that "not run" never hides it (and it is never ours)
+        replica = ("; ".join(replicas(_entry_rows(on_replicas, e)))
+                   if not len(rows) and len(on_replicas) and not len(_entry_rows(real, e)) else "")
         conflict = pooling_conflict(rows) if len(rows) else None
         values = _values(rows, e.metric, final, e, curves) if len(rows) and not conflict else np.array([])
         ours = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
@@ -311,6 +336,7 @@ def build_numbers(results_dirs, *, paper: str | None = None,
                       "runs": runs, "conflict": conflict, "machines": machines, "note": e.note,
                       "resolved": resolved_text(rows["resolved"]) if len(rows) and "resolved" in rows else "",
                       "needs": e.needs, "known_difference": e.known_difference, "stand_in": e.stand_in,
+                      "replica": replica,
                       "status": number_status(e, ours, conflict)})
     lines = ["# kernelbench: our numbers next to the papers'", "", INTRO, ""]
     for name in (p.name for p in papers if p.published):
@@ -370,10 +396,15 @@ VERDICTS = ("reproduced", f"reproduced{STAND_IN}", "differs", f"differs{STAND_IN
 def verdict_and_reason(row: dict, absent: dict | None = None) -> tuple[str, str]:
     """A build_numbers row's status split into the verdict and why, in words. `absent`: {dataset:
     how to get it} of the data the publishing machine did not have (publish.absent_data): missing
-    data is named before any missing feature, as it is the first thing a reproduction lacks."""
+    data is named before any missing feature, as it is the first thing a reproduction lacks; an
+    entry run here only on a synthetic replica of its data (the row's `replica`) says so."""
     status = row["status"]
+    also = f"; it would also need {row['needs']}" if row.get("needs") else ""
+    if row.get("ours") is None and row.get("replica"):
+        get = (absent or {}).get(row["dataset"]) or fetch_command(row["dataset"])
+        return "no data here", (f"only a {row['replica']} was run here, which answers claims but never the "
+                                f"paper's numbers; the real data: {get}{also}")
     if absent and row.get("ours") is None and row["dataset"] in absent:
-        also = f"; it would also need {row['needs']}" if row.get("needs") else ""
         return "no data here", f"the publishing machine had no copy: {absent[row['dataset']]}{also}"
     if status.startswith("not reproducible here"):
         return "not reproducible here", status.partition(": ")[2]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import kernelbench
-from kernelbench._vocab import NO_CELL_FINISHED, SYNTHETIC
+from kernelbench._vocab import NO_CELL_FINISHED
 from kernelbench.config import duration_text
 from kernelbench.errors import OutputError
 from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
@@ -87,12 +87,10 @@ def _run_line(folder: Path, record: RunRecord) -> str:
 
 
 def _dataset_cell(names: str, record: RunRecord) -> str:
-    """The run's data set; a registry set read from a synthetic replica file says so, so that a run on
-    the replica is never read as one on the published data."""
-    replica = (record.dataset or {}).get("synthetic")
-    if not replica or names == SYNTHETIC:          # `name: synthetic` data say what they are
-        return names
-    return f"{names} (synthetic replica, {replica['n']:,} + {replica['n_test']:,} rows)"
+    """The run's data set; a registry set read from a synthetic replica file is named as the replica
+    (RunRecord.replica, which names the set), so that a run on it is never read as one on the
+    published data."""
+    return record.replica or names
 
 
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "

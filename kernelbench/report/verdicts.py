@@ -11,7 +11,9 @@ constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or
 error: an ordering between classifiers that learned nothing (or tie at perfect) means nothing,
 while one that beats the constant classifier against one that does not is a measurement. The claim holds when its test holds on every
 tested set (quantifier all) or on more than half of them (most); with no tested set it is not
-testable here. Any stand-in set among those tested gives the "on stand-in data" forms, naming it.
+testable here. Any stand-in set among those tested gives the "on stand-in data" forms, naming it: a
+set the claim's `stand_in` names, or one whose compared runs read a synthetic replica of it
+(`kernelbench datasets synth`) in place of the set itself.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from .numbers import (
     _values,
     build_numbers,
     pooling_conflict,
+    replicas,
     report_papers,
     results_frame,
     select_rows,
@@ -331,6 +334,14 @@ def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
     return HOLDS, texts
 
 
+def _stand_in(claim: Claim, tested: SetOutcome, every: pd.DataFrame) -> str:
+    """Why a tested set stands in for the paper's ("" when it does not): the claim's own words, or
+    the synthetic replica its compared runs read, which stands in whether or not the claim says so."""
+    if tested.dataset in claim.stand_in:
+        return claim.stand_in[tested.dataset]
+    return "; ".join(replicas(every[every["run_id"].isin(tested.runs)]))
+
+
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
                 curves: pd.DataFrame | None = None, absent: dict | None = None) -> ClaimVerdict:
     """The claim's verdict from `every` row of the runs (collect_results; `final` and `curves`
@@ -358,12 +369,12 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
         return ClaimVerdict(claim, "not testable here", "no set tested: " + "; ".join(shown), tuple(sets), runs)
     held = sum(s.outcome == HOLDS for s in tested)
     ok = held == len(tested) if claim.quantifier == "all" else held > len(tested) / 2
-    stand_ins = [s.dataset for s in tested if s.dataset in claim.stand_in]
+    stand_ins = {s.dataset: why for s in tested if (why := _stand_in(claim, s, every))}
     verdict = (HOLDS if ok else FAILS) + (STAND_IN if stand_ins else "")
     summary = (f"holds on {held} of {len(tested)} sets tested ({'every one' if claim.quantifier == 'all' else 'more than half'}"
                f" needed); {len(tested)} of {len(claim.on)} sets tested")
     if stand_ins:
-        summary += "; stand-in data: " + "; ".join(f"{d} ({claim.stand_in[d]})" for d in stand_ins)
+        summary += "; stand-in data: " + "; ".join(f"{d} ({why})" for d, why in stand_ins.items())
     return ClaimVerdict(claim, verdict, "; ".join(shown) + f". {summary}", tuple(sets), runs)
 
 

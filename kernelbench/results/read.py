@@ -118,8 +118,9 @@ def run_folders(folder) -> list[Path]:
 def run_frame(run_dir, record: RunRecord | None = None):
     """One run's rows as collect_results gives them: read_results plus `config` (the resolved
     config as JSON text, "" when there is no run.json), `n_train` (the training rows it used),
-    `sweep` (a sweep point's swept values as JSON text, "" otherwise) and `peak_memory_mb` (the
-    run's process; a point's own when the sweep ran it as a process)."""
+    `sweep` (a sweep point's swept values as JSON text, "" otherwise), `peak_memory_mb` (the
+    run's process; a point's own when the sweep ran it as a process) and `replica` (the synthetic
+    replica read in place of the data set, RunRecord.replica; "" for the data set itself)."""
     if record is None:
         try:
             record = RunRecord.load(run_dir)
@@ -132,6 +133,7 @@ def run_frame(run_dir, record: RunRecord | None = None):
     frame["n_train"] = pd.array([dataset.get("n_train")] * len(frame), dtype="Int64")
     frame["sweep"] = json.dumps(record.sweep, sort_keys=True) if isinstance(record.sweep, dict) else ""
     frame["peak_memory_mb"] = float(record.peak_memory_mb) if record.peak_memory_mb is not None else float("nan")
+    frame["replica"] = record.replica
     return frame
 
 

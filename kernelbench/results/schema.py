@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelbench._vocab import TAGS
+from kernelbench._vocab import SYNTHETIC, TAGS
 from kernelbench.errors import OutputError
 
 TAG_COLUMNS = list(TAGS)        # paper, figure, panel, role: the run's tags, empty when untagged
@@ -100,6 +100,25 @@ class RunRecord:
     given: set = field(default_factory=set, repr=False)   # fields of the second block that are set
 
     MANAGED = ("run_id", "experiment", "status", "started", "ended", "duration_seconds", "tags")
+
+    @property
+    def replica(self) -> str:
+        """Which synthetic replica (`kernelbench datasets synth`) the run read in place of its data
+        set, e.g. "synthetic replica of susy, 1,000,000 + 100,000 rows, Bayes error 0.2"; "" when it
+        read the data set itself. Data named `synthetic` say what they are, so they get "" too: only
+        a run whose data set's name stands for a paper's set can be mistaken for a run on it."""
+        dataset = self.dataset if isinstance(self.dataset, dict) else {}
+        made = dataset.get("synthetic")
+        if not isinstance(made, dict) or dataset.get("name") == SYNTHETIC:
+            return ""
+        parts = [f"synthetic replica of {dataset.get('name') or made.get('shape', '?')}"]
+        n, n_test = made.get("n"), made.get("n_test")
+        if isinstance(n, int):
+            parts.append(f"{n:,} + {n_test:,} rows" if isinstance(n_test, int) else f"{n:,} rows")
+        bayes = made.get("bayes_error", made.get("noise"))
+        if isinstance(bayes, (int, float)):
+            parts.append(f"Bayes error {bayes:g}")
+        return ", ".join(parts)
 
     @classmethod
     def fields_set_later(cls) -> tuple:

@@ -329,6 +329,22 @@ def test_collect_results_adds_run_config_and_training_size(tmp_path):
     assert collect_results(tmp_path / "nothing-here").empty
 
 
+def test_collect_results_names_the_synthetic_replica_a_run_read_for_its_data_set(tmp_path):
+    made = {"generator": "kernelbench.data.synthetic v1", "shape": "hepmass", "n": 2500, "n_test": 500,
+            "noise": 0.12, "bayes_error": 0.12}
+    for name, dataset in (("on_replica", {"name": "hepmass", "synthetic": made}),
+                          ("on_the_set", {"name": "hepmass"}),
+                          # data named `synthetic` say what they are: no set is stood in for
+                          ("generated", {"name": "synthetic", "synthetic": made})):
+        run = Run.create(tmp_path, name, CONFIG)
+        run.update(dataset=dataset)
+        run.append(row(1, final=1))
+    df = collect_results(tmp_path)
+    replica = dict(zip(df["experiment"], df["replica"]))
+    assert replica == {"on_replica": "synthetic replica of hepmass, 2,500 + 500 rows, Bayes error 0.12",
+                       "on_the_set": "", "generated": ""}
+
+
 def test_safe_name_makes_a_file_name_part():
     assert safe_name("my run/ä 1") == "my_run_1"
     assert safe_name("..hidden..") == "hidden"
