@@ -13,7 +13,8 @@ the config once and times `predict` on that many test rows (drawn with replaceme
 part), one row per size with `predict_seconds` and `counters.n_test`, all in one run folder.
 
 With `processes`, every point is its own `python -m kernelbench.cli run` process (the same code path,
-the point's values as `--set` overrides), so that run.json's `peak_memory_mb` is that point's own and a
+the point's values as `--set` overrides, glibc's mmap threshold fixed so that resident memory follows
+what is allocated), so that run.json's `peak_memory_mb` and the rows' `train_memory_mb` are that point's own and a
 point can be held to an address-space limit and a wall-clock limit; a point past them gets a final row
 saying so (status failed, `counters.stopped`). A line of points (the last key's values, e.g. growing
 training sizes) ends at its first point that reaches a limit (`stop_reason`): the rest are not run.
@@ -59,6 +60,11 @@ from .timing import trace
 PREDICT_SIZES = "predict.n_test"          # the evaluation-side key: test rows per `predict` call
 PREDICT_REPEAT = 3                        # best of this many timings per size (one when over 2 s)
 _MEMORY_WORDS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
+# A point's process environment. A point is a process so that its memory is its own, but with glibc's
+# default the mmap threshold rises after a large free (up to 32 MiB) and later allocations reuse heap
+# pages an earlier free left resident, unseen by resident-memory readings (train_memory_mb); fixed at
+# 64 KiB, every allocation that size or larger is a mapping of its own, counted when touched.
+EXACT_MEMORY = {"MALLOC_MMAP_THRESHOLD_": str(64 * 1024)}
 
 
 @dataclass(frozen=True)
@@ -236,9 +242,10 @@ def run_as_process(point: Point, overrides: dict, out_dir, limits: Limits) -> No
             size = int(limits.memory_mb * 2**20)
             resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
+    env = {**EXACT_MEMORY, **os.environ}
     started = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            preexec_fn=limit_memory, start_new_session=True, text=True)
+                            preexec_fn=limit_memory, start_new_session=True, text=True, env=env)
     try:
         output, _ = proc.communicate(timeout=wall)
         killed = False

@@ -278,9 +278,10 @@ def _bound(claim: Claim, case: _Set, ma: float | None, rows: pd.DataFrame) -> tu
         limit = case.mean(test.a, rows, test.than)
         if limit is NO_MODEL:
             return FAILS, f"{test.a} has no model yet"
-        named = f"{test.than} {_number(limit)}"
+        named = f"{test.than} {limit:.6g}"
     ok = ma < limit if test.direction == "lower" else ma > limit
-    return (HOLDS if ok else FAILS), f"{test.metric} of {test.a} {_number(ma)} {_relation(ma, limit)} {named}"
+    # six digits: a bound may sit close to its limit (a weight-degradation factor of 1.00007 against 1.06)
+    return (HOLDS if ok else FAILS), f"{test.metric} of {test.a} {ma:.6g} {_relation(ma, limit)} {named}"
 
 
 def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
@@ -421,10 +422,10 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
     if missing:
         text += f"; {missing}"
     runs = tuple(sorted({r for s in sets for r in s.runs}))
-    stand_ins = [d for d in points if d in claim.stand_in]
+    stand_ins = {s.dataset: why for s in sets if s.dataset in points and (why := _stand_in(claim, s, every))}
     verdict = (HOLDS if ok else FAILS) + (STAND_IN if stand_ins else "")
     if stand_ins:
-        text += "; stand-in data: " + "; ".join(f"{d} ({claim.stand_in[d]})" for d in stand_ins)
+        text += "; stand-in data: " + "; ".join(f"{d} ({why})" for d, why in stand_ins.items())
     outcome = HOLDS if ok else FAILS
     return ClaimVerdict(claim, verdict, text, tuple(replace(s, outcome=outcome) if s.dataset in points else s
                                                     for s in sets), runs)

@@ -283,3 +283,45 @@ def test_training_memory_is_what_the_timed_calls_hold_above_what_was_resident_be
         kept.append(np.ones(100 * 2**20 // 8))            # the caller's, between points: not training's
     assert point.train_memory_mb < 40 and len(kept) >= 4
     del before
+
+
+HIDDEN = '''
+import numpy as np
+from kernelbench.config import StopConfig
+from kernelbench.experiment.timing import Trace
+
+class Allocates:
+    steps_per_pass, predicts_before_training, converged_ = 10, False, False
+    def begin(self, X, y):
+        self.n_iter_ = self.samples_seen_ = 0
+        self.held = np.ones(3 * 2**20 // 8)         # 3 MiB, held while it trains
+        return self
+    def run(self, n):
+        self.n_iter_ += n
+        self.samples_seen_ += n
+        return n
+    def working_set(self):
+        return []
+    def finish(self):
+        return self
+
+a = np.ones(4 * 2**20 // 8); del a        # a mapping, freed: glibc raises its mmap threshold to 4 MiB
+b = np.ones(3 * 2**20 // 8); del b        # then from the heap, freed: left resident at the heap's top
+for point in Trace(Allocates(), None, None, StopConfig(iterations=10)):
+    pass
+print(point.train_memory_mb)
+'''
+
+
+@pytest.mark.skipif(not timing._STATUS.is_file(), reason="reads /proc/self/status (Linux)")
+def test_a_sweep_points_process_sees_an_allocation_that_reuses_freed_heap_pages():
+    """Without EXACT_MEMORY the 3 MiB would reuse the freed heap pages and read about 0 under glibc."""
+    import os
+    import subprocess
+    import sys
+
+    from kernelbench.experiment.sweep import EXACT_MEMORY
+
+    env = {**os.environ, **EXACT_MEMORY}
+    out = subprocess.run([sys.executable, "-c", HIDDEN], env=env, capture_output=True, text=True, check=True)
+    assert 2.9 <= float(out.stdout) <= 4
