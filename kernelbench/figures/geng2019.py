@@ -23,6 +23,7 @@ from matplotlib.ticker import NullFormatter
 from kernelbench.figures.base import register_figure
 from kernelbench.results import config_values, final_rows, tagged
 
+SIZE_SWEEPS = ("fig2", "fig2mem")      # the sweeps over training sizes: time (Fig. 2) and memory (§6.2)
 METHODS = ("tsvm-cccp", "tsvm-ls", "bgs3vm", "frs3vm", "tsgs3vm", "tsgs3vm-passes", "dsg-labeled",
            "libsvm-labeled")
 SEMI_SUPERVISED = METHODS[:5]
@@ -53,7 +54,7 @@ def geng_rows(df):
     rows["method"] = method
     rows = rows[rows["method"].notna()]
     n_train = rows["n_train"].astype(float) if "n_train" in rows else np.nan
-    rows["train_size"] = np.where(rows["figure"] == "fig2", n_train, np.nan)
+    rows["train_size"] = np.where(rows["figure"].isin(SIZE_SWEEPS), n_train, np.nan)
     return rows
 
 
@@ -73,11 +74,23 @@ def loglog_slope(sizes, seconds) -> float:
 
 @register_figure("geng2019_fig2_time_vs_training_size")
 def time_vs_size(df):
+    return _against_size(df, "fig2", "train_seconds", "training time (s)",
+                         "Geng et al. 2019, Fig. 2: running time vs training size (log-log; slope 1 = linear)")
+
+
+@register_figure("geng2019_fig2mem_memory_vs_training_size")
+def memory_vs_size(df):
+    return _against_size(df, "fig2mem", "train_memory_mb", "memory training holds (MB)",
+                         "Geng et al. 2019, §6.2: training memory vs training size (log-log; slope 2 = a kernel matrix)")
+
+
+def _against_size(df, figure: str, column: str, ylabel: str, title: str):
+    """One panel per set: `column`'s mean per training size of each method of the `figure` sweep."""
     rows = geng_rows(df)
     if rows.empty:
         return None
-    rows = rows[(rows["figure"] == "fig2") & rows["train_size"].notna() & (rows["status"] == "ok")]
-    if rows.empty:
+    rows = rows[(rows["figure"] == figure) & rows["train_size"].notna() & (rows["status"] == "ok")]
+    if rows.empty or column not in rows:
         return None
     datasets = sorted(rows["dataset"].unique())
     fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.3), squeeze=False)
@@ -87,18 +100,17 @@ def time_vs_size(df):
             m = part[part["method"] == method]
             if m.empty:
                 continue
-            mean = m.groupby("train_size")["train_seconds"].mean()
-            slope = loglog_slope(m["train_size"], m["train_seconds"])
+            mean = m.groupby("train_size")[column].mean()
+            slope = loglog_slope(m["train_size"], m[column])
             ax.loglog(mean.index, mean.values, "o-", color=COLORS[method],
                       label=f"{_label(method, part)} (slope {slope:.2f})")
         ax.set_title(name, fontsize=9)
         ax.xaxis.set_minor_formatter(NullFormatter())     # log axes: label the decades only
         ax.set_xlabel("training size (labeled + unlabeled)")
-        ax.set_ylabel("training time (s)")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=6)
-    fig.suptitle("Geng et al. 2019, Fig. 2: running time vs training size (log-log; slope 1 = linear)",
-                 fontsize=9)
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
 

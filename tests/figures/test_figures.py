@@ -86,6 +86,21 @@ def test_geng_figures_select_by_tags_and_read_sizes_and_passes_from_the_runs(tmp
     assert "TSGS3VM, 5 passes" in labels and "DSG, 200 labeled only" in labels and "FRS3VM" not in labels
 
 
+def test_geng_memory_panel_draws_the_training_memory_of_its_own_sweep_only(tmp_path):
+    for n in (1000, 2000, 4000):
+        for algorithm, mb in (("tsgs3vm", 0.5), ("tsvm-ls", 2e-6 * n * n)):      # flat, and a kernel matrix
+            for figure, scale in (("fig2mem", 1.0), ("fig2", 100.0)):             # fig2's are not the panel's
+                make_run(tmp_path, f"{figure}-{algorithm}-{n}", {"paper": "geng2019", "figure": figure}, n_train=n,
+                         config={"stop": {"passes": 1}},
+                         rows=[{"dataset": "cod-rna", "algorithm": algorithm, "train_memory_mb": scale * mb,
+                                "test_error": 0.1, "final": 1}])
+    fig = geng2019.memory_vs_size(collect_results(tmp_path))
+    labels = sorted(legend(fig))
+    assert labels[0] == "S3VMlight (TSVM) (slope 2.00)" and labels[1] in ("TSGS3VM (slope 0.00)", "TSGS3VM (slope -0.00)")
+    line = next(l for l in fig.axes[0].get_lines() if l.get_label().startswith("S3VMlight"))
+    assert list(line.get_ydata()) == [2.0, 8.0, 32.0]
+
+
 def test_geng_fig3_draws_paper_protocol_runs_apart_with_a_value_per_trial(tmp_path):
     """The fold scheme's runs (protocol: paper, one row per fold) are a figure of their own, each
     trial the mean of its folds; the held-out figure never shows them."""
