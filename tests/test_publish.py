@@ -429,6 +429,13 @@ def test_a_run_that_finished_no_cell_is_not_published_and_a_published_copy_of_on
     done = publish("dai2014", results_dir=out, out_dir=published, reproduction=None, echo=lambda line: None)["dai2014"]
     assert done["left out"] == [skipped.name] and not done["kept"]
     assert not (published / "dai2014" / skipped.name).exists()
+    # published again from results without that run (another panel's): the record of the attempt stays,
+    # while --prune starts the record afresh ("not run")
+    for prune in (False, True):
+        publish("dai2014", results_dir=out, out_dir=published, reproduction=None, prune=prune,
+                not_run=lambda p: not_run(p, configs, out, published), echo=lambda line: None)
+        recorded = json.loads((published / "dai2014" / ABSENT_FILE).read_text())["experiments"]
+        assert recorded["synthetic_tsvm_ls.yaml"].startswith("not run" if prune else "no cell finished (")
 
 
 def test_a_run_on_a_replica_of_a_registry_set_is_named_a_replica_in_the_report(tmp_path, monkeypatch):

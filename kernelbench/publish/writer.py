@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench._io import atomic_write_text, output_error, safe_name
+from kernelbench._vocab import NO_CELL_FINISHED
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.figures import render_all
 from kernelbench.papers import get_paper, paper_ids
@@ -103,6 +104,18 @@ def absent_data_text(absent: dict | None, not_run: dict | None = None) -> str | 
     return json.dumps(record, indent=1) + "\n" if record else ""
 
 
+def _keep_attempts(path: Path, not_run: dict) -> dict:
+    """not_run, where an experiment this machine has no run of ("not run") keeps the earlier record
+    that its run finished no cell: that record is a measurement (e.g. a solver's size limit), which a
+    publication of other runs must not erase; --prune starts the record afresh."""
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8")).get("experiments", {}) if path.is_file() else {}
+    except (OSError, ValueError, AttributeError):
+        earlier = {}
+    return {name: (earlier[name] if state.startswith("not run") and str(earlier.get(name, "")).startswith(NO_CELL_FINISHED)
+                   else state) for name, state in not_run.items()}
+
+
 def _write_absent(path: Path, text: str | None) -> None:
     """ABSENT_FILE as absent_data_text gives it: removed when nothing is absent, kept when unknown."""
     try:
@@ -186,8 +199,10 @@ def _publish_paper(paper: str, runs: list[Source], results_dir: Path, out_dir: P
     _check_same_report(paper, runs, files)
     for run_id, texts in sorted(files.items()):
         done["written" if _write(out_dir / paper / run_id, texts) else "unchanged"].append(run_id)
-    _write_absent(out_dir / paper / ABSENT_FILE, absent_data_text(absent_data(paper) if absent_data else None,
-                                                                   not_run(paper) if not_run else None))
+    unrun = not_run(paper) if not_run else None
+    if unrun and not prune:
+        unrun = _keep_attempts(out_dir / paper / ABSENT_FILE, unrun)
+    _write_absent(out_dir / paper / ABSENT_FILE, absent_data_text(absent_data(paper) if absent_data else None, unrun))
     published_now = {_setting_of(json.loads(texts[META_FILE])) for texts in files.values()} - {None}
     for folder in _published_folders(out_dir / paper, leave_out=files):
         superseded = _setting_of(folder) in published_now
