@@ -1,6 +1,6 @@
-"""The CLI's side of downloads: a large download that `run` would start is refused without a
-terminal unless --yes is given (exit 2, naming --yes and `datasets fetch`), and a file that changed
-since its hash was recorded on first use is exit 2 with both hashes and the fix."""
+"""The CLI's side of downloads: a large download that `run`, `sweep` or `bench` would start is
+refused without a terminal unless --yes is given (exit 2, naming --yes and `datasets fetch`), and a
+file that changed since its hash was recorded on first use is exit 2 with both hashes and the fix."""
 from __future__ import annotations
 
 import bz2
@@ -10,6 +10,7 @@ import pty
 import select
 import subprocess
 import sys
+import json
 import time
 from pathlib import Path
 
@@ -67,6 +68,46 @@ def test_run_refuses_a_large_download_without_a_terminal_then_yes_downloads(setu
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (setup["cache"] / "toy.bz2").read_bytes() == BODY
     assert (next(setup["out"].iterdir()) / "results.csv").is_file()
+
+
+def test_sweep_refuses_a_large_download_without_yes_and_passes_yes_to_its_point_processes(setup, server):
+    """Every point's data is fetched before the first point runs; with --processes a point is a
+    child `kernelbench run`, and it is given --yes too (its run.json records its command line)."""
+    sweep = ["sweep", setup["config"], "--over", "dataset.subsample=300", "--out", setup["out"], "-q"]
+    proc = kb(setup, *sweep)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "--yes" in proc.stderr and "kernelbench datasets fetch toy" in proc.stderr and "Traceback" not in proc.stderr
+    assert server.gets() == [] and not (setup["cache"] / "toy.bz2").exists()
+    assert not setup["out"].exists()
+
+    proc = kb(setup, *sweep, "--processes", "--yes")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (setup["cache"] / "toy.bz2").read_bytes() == BODY
+    (folder,) = setup["out"].iterdir()
+    record = json.loads((folder / "run.json").read_text())
+    assert record["sweep"] == {"dataset.subsample": 300} and record["status"] == "finished"
+    assert record["command"][record["command"].index("run") + 1] == str(setup["config"])   # the child's own run
+    assert "--yes" in record["command"]
+
+
+def test_bench_refuses_a_large_download_without_yes(setup, server, tmp_path):
+    """equal-time reads its configs' own data set: configs/toy_dsg_gu2018.yaml here."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "toy_dsg_gu2018.yaml").write_text(setup["config"].read_text())
+    bench = ["bench", "equal-time", "--dataset", "toy", "--only", "dsg_gu2018", "--seconds", "0.5",
+             "--configs", configs, "--out", setup["out"]]
+    proc = kb(setup, *bench)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "--yes" in proc.stderr and "kernelbench datasets fetch toy" in proc.stderr and "Traceback" not in proc.stderr
+    assert server.gets() == [] and not setup["out"].exists()
+
+    proc = kb(setup, *bench, "-y")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (setup["cache"] / "toy.bz2").read_bytes() == BODY
+    (folder,) = (setup["out"] / "runs").iterdir()
+    record = json.loads((folder / "run.json").read_text())
+    assert record["status"] == "finished" and record["config"]["dataset"]["name"] == "toy"
 
 
 def test_datasets_fetch_downloads_without_asking_and_a_changed_file_is_exit_2(setup, server):

@@ -68,6 +68,15 @@ def selected(bench: Benchmark, options: BenchOptions) -> list[Method]:
     return [m for m in chosen if m.config is None or config_path(m, options).is_file()]
 
 
+def data_configs(name: str, options: BenchOptions) -> list[Path]:
+    """The config files whose own data set the benchmark's runs read: equal-time's selected configs
+    (its peers train on the first one's data); none for a replica benchmark, whose data are generated."""
+    bench = benchmark(name)
+    if bench.data != "config":
+        return []
+    return [config_path(m, options) for m in selected(bench, options) if m.config is not None]
+
+
 def replica(options: BenchOptions) -> dict:
     """The fullscale data: the synthetic replica at --n / --n-test (default: the published size)."""
     if options.shape not in ("susy", "higgs"):

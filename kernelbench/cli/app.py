@@ -21,11 +21,9 @@ from kernelbench._io import atomic_write_text
 from kernelbench._vocab import METRICS, PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
 from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
+from kernelbench.cli.downloads import AssumeYes, dataset_files_first
 from kernelbench.cli.summaries import print_compare_command, print_grid_summary, print_run_summary, print_tune_summary
 from kernelbench.cli.sweep import sweep
-from kernelbench.data.download import DEFAULT_CONFIRM_ABOVE, DownloadOffer
-from kernelbench.data.fetch import fetch_file, resolve_local
-from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.papers import paper_ids
 
@@ -107,46 +105,6 @@ def _execution(jobs, scheduler):
     return Execution(jobs=jobs, scheduler=scheduler)
 
 
-YES_HELP = f"download the data without asking, whatever its size (else a download above {DEFAULT_CONFIRM_ABOVE}, " \
-           "$KERNELBENCH_CONFIRM_ABOVE, is asked for on a terminal and refused without one)"
-
-
-def _confirm_download(assume_yes: bool):
-    """The CLI's answer to a large download: --yes, else a question on a terminal, else no (the data
-    layer then says how to confirm: --yes, or `kernelbench datasets fetch NAME`)."""
-    def confirm(offer: DownloadOffer) -> bool:
-        if assume_yes:
-            return True
-        if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            return False
-        return typer.confirm(f"kernelbench: download {offer.describe()} into the cache dir?", default=False,
-                             err=True)
-    return confirm
-
-
-def _dataset_files_first(config: Path, overrides: dict | None = None, *, assume_yes: bool = False) -> None:
-    """A registry dataset the config needs but nobody has (no cache or mirror copy, no network)
-    fails here, in well under a second — before the algorithm modules (scikit-learn, the compiled
-    cores) are imported to validate the rest of the config. The command line's dataset overrides
-    (--set dataset.name=...) say which data that is. Anything unusual is left to load_config."""
-    try:
-        dataset = dict(yaml.safe_load(Path(config).read_text())["dataset"])
-        for key, value in (overrides or {}).items():
-            if key == "dataset" and isinstance(value, dict):
-                dataset = dict(value)
-            elif key.startswith("dataset."):
-                dataset[key.removeprefix("dataset.")] = value
-        spec = get_spec(dataset["name"])
-    except Exception:       # unreadable, invalid or unknown: load_config says what is wrong
-        return
-    test = dataset.get("test", "official")
-    roles = ("train", "test") if test == "official" else ("train",)
-    for role in roles:
-        if role in spec.files and resolve_local(spec.files[role]) is None:
-            # downloads (a large file once confirmed), or raises the datasets message
-            fetch_file(spec, spec.files[role], confirm=_confirm_download(assume_yes))
-
-
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
@@ -163,11 +121,11 @@ def run(
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
-    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
+    yes: AssumeYes = False,
 ):
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
     overrides = _overrides(seed, threads, trials, sets)
-    _dataset_files_first(config, overrides, assume_yes=yes)
+    dataset_files_first(config, overrides, assume_yes=yes)
     from kernelbench.config import load_config
     from kernelbench.experiment import run_experiment
 
@@ -202,12 +160,12 @@ def grid(
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells × folds in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
-    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
+    yes: AssumeYes = False,
 ):
     """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
     cell refitted and evaluated on the test part."""
     overrides = _overrides(seed, threads, sets=sets)
-    _dataset_files_first(config or DEFAULT_CONFIG, overrides, assume_yes=yes)
+    dataset_files_first(config or DEFAULT_CONFIG, overrides, assume_yes=yes)
     from kernelbench.config import load_config
     from kernelbench.experiment import grid_search
 
@@ -243,13 +201,13 @@ def tune(
     jobs: int = typer.Option(1, "--jobs", "-j", help="cells in parallel processes; 0 = one per core"),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
-    yes: bool = typer.Option(False, "--yes", "-y", help=YES_HELP),
+    yes: AssumeYes = False,
 ):
     """Model selection on the training part only: settings sampled from the search space, bad ones
     stopped early (successive halving on the training budget), the best written as a runnable
     config (<run folder>/<name>.tuned.yaml), refitted and scored on the test part."""
     overrides = _overrides(seed, threads, sets=sets)
-    _dataset_files_first(config, overrides, assume_yes=yes)
+    dataset_files_first(config, overrides, assume_yes=yes)
     from kernelbench.config import load_config
     from kernelbench.experiment import tune as tune_search
 
@@ -272,6 +230,7 @@ def tune(
         _exit_interrupted(e)
     print_tune_summary(path)
     typer.echo(f"results: {path / 'results.csv'}")
+    print_compare_command(path, _command())
 
 
 @app.command()

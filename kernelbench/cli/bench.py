@@ -8,6 +8,8 @@ from typing import Optional
 
 import typer
 
+from kernelbench.cli.downloads import AssumeYes, dataset_files_first
+
 DESCRIPTIONS = ("fullscale: the papers' solvers against RFF + SGD and exact SVMs on the SUSY (--shape higgs: "
                 "HIGGS) replica, same wall time; equal-time: every config of --dataset at --seconds; "
                 "fullsize: every SUSY/HIGGS/HEPMASS config on its replica (--replicas)")
@@ -37,10 +39,12 @@ def bench(
                                  "PUBLISHED/bench/<--out's folder name>.csv, its provenance as .json beside it "
                                  "(committed; the documentation site renders it)"),
     published: Path = typer.Option(Path("results/published"), "--published", help="the published folder (--publish)"),
+    yes: AssumeYes = False,
 ) -> None:
     """Run a declared benchmark once per method, each through the experiment loop into run folders, and print the
     side-by-side table. Timings depend on the machine's load: not a pass/fail test."""
-    from kernelbench.benchmarks import BenchOptions, comparison_lines, fullsize_lines, publish_bench, run_benchmark
+    from kernelbench.benchmarks import (BenchOptions, comparison_lines, data_configs, fullsize_lines, publish_bench,
+                                        run_benchmark)
     from kernelbench.benchmarks.measure import benchmark
     from kernelbench.errors import ConfigError
 
@@ -54,6 +58,8 @@ def bench(
                                n=n, n_test=n_test, data_seed=data_seed, variant=variant, dataset=dataset,
                                only=tuple(only or ()), references=references, replicas=replicas,
                                command=tuple(sys.argv))
+        for config in data_configs(name, options):     # a large download confirmed (or refused) up front
+            dataset_files_first(config, assume_yes=yes)
         run_benchmark(name, options, say=typer.echo)
     lines = (fullsize_lines if bench_spec.threads else comparison_lines)(name, out / "runs")
     typer.echo("\n".join(["", f"{name}: {os.getloadavg()[0]:.2f} load average", *lines]))

@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from kernelbench.cli.downloads import AssumeYes, dataset_files_first
 from kernelbench.errors import ConfigError
 
 
@@ -23,6 +24,7 @@ def sweep(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     resume: bool = typer.Option(False, "--resume", help="keep the points finished under --out (same config and "
                                                         "values), resume the unfinished ones, run the rest"),
+    yes: AssumeYes = False,
 ):
     """Run configs at every point of a grid of config values: one ordinary run
     folder per point, each validated like `kernelbench run` with the point's values.
@@ -44,13 +46,19 @@ def sweep(
     solver (an O(n^2) baseline past max_points: a "skipped" row), ends its
     line: the larger values of the last key are not run.
     """
-    from kernelbench.experiment.sweep import Limits, parse_over, run_sweep    # heavy: see app.py's docstring
+    from kernelbench.experiment.sweep import Limits, parse_over, run_sweep, sweep_points  # heavy: see app.py
 
     points = parse_over(over)
     if not points:
         raise ConfigError("kernelbench sweep needs at least one --over KEY=V1,V2,...")
     if max_memory_mb and not processes:
         raise ConfigError("--max-memory-mb limits a point's own process: add --processes")
+    # every point's data before the first point runs: a large download is confirmed (or refused,
+    # exit 2) once, up front, not found missing by a point hours into the sweep
+    for config in configs:
+        for values in sweep_points(points):
+            dataset_files_first(config, values, assume_yes=yes)
     run_sweep(configs, points, out_dir=out, processes=processes, quiet=quiet, resume=resume,
-              limits=Limits(seconds=max_seconds, grace=grace, memory_mb=max_memory_mb), echo=typer.echo)
+              limits=Limits(seconds=max_seconds, grace=grace, memory_mb=max_memory_mb), echo=typer.echo,
+              confirm_downloads=yes)
 

@@ -158,9 +158,12 @@ def parse_command(command: str) -> SweepCommand:
 
 
 def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits=Limits(),
-              quiet=True, command=None, echo=print, resume=False, deadline: float | None = None) -> list[Point]:
+              quiet=True, command=None, echo=print, resume=False, deadline: float | None = None,
+              confirm_downloads: bool = False) -> list[Point]:
     """Every config at every point of `over` ({dotted key: [values]}); returns the points run (or,
-    with `resume`, kept). Points not started by `deadline` (time.monotonic()) are left out."""
+    with `resume`, kept). Points not started by `deadline` (time.monotonic()) are left out.
+    `confirm_downloads`: a point's own process is a `run --yes` (the sweep's command line confirmed
+    a large download; the child, with no terminal, could not ask)."""
     over = {key: list(values) for key, values in over.items()}
     sizes = over.pop(PREDICT_SIZES, None)
     if sizes is not None and (processes or limits.memory_mb):
@@ -187,7 +190,7 @@ def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits
             elif sizes is not None:
                 point.folder = time_predictions(cfg, sizes, out_dir=out_dir, command=command)
             elif processes:
-                run_as_process(point, overrides, out_dir, limits)
+                run_as_process(point, overrides, out_dir, limits, confirm_downloads)
                 if point.stopped and point.folder is None:     # stopped before it made its folder
                     point.folder = Run.create(out_dir, cfg.name, config_to_dict(cfg), command=command,
                                               tags=cfg.tags.as_dict()).path
@@ -229,12 +232,13 @@ def run_in_process(point: Point, cfg: ExperimentConfig, out_dir, quiet, command,
         point.stopped, point.message = "error", str(e)
 
 
-def run_as_process(point: Point, overrides: dict, out_dir, limits: Limits) -> None:
-    """`python -m kernelbench.cli run CONFIG --set KEY=VALUE ...` in a process of its own session,
-    held to the limits; the run folder is the one it names, else the newest of this point's."""
+def run_as_process(point: Point, overrides: dict, out_dir, limits: Limits, confirm_downloads: bool = False) -> None:
+    """`python -m kernelbench.cli run CONFIG --set KEY=VALUE ... [--yes]` in a process of its own
+    session, held to the limits; the run folder is the one it names, else the newest of this point's."""
     args = [sys.executable, "-m", "kernelbench.cli", "run", str(point.config), "--out", str(out_dir),
             "--quiet", *itertools.chain.from_iterable(("--set", f"{k}={json.dumps(v)}")
-                                                      for k, v in overrides.items())]
+                                                      for k, v in overrides.items()),
+            *(["--yes"] if confirm_downloads else [])]
     wall = (limits.seconds + limits.grace) if limits.seconds is not None else None
 
     def limit_memory():
