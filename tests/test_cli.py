@@ -552,6 +552,19 @@ def test_grid_cross_validates_then_refits_on_the_test_split(tmp_path, data_dir):
     assert set(json.loads((folder / "run.json").read_text())["best"]["params"]) == {"C", "gamma"}
 
 
+def test_tune_ends_with_the_results_and_the_compare_command_of_its_run_folder(tmp_path, data_dir):
+    """`tune` writes one run folder (the search, then the refit on the test part): its last two lines
+    name its results and the `kernelbench compare` command of that folder, as run and grid do."""
+    out = tmp_path / "out"
+    proc = kb("tune", QUICKSTART, "--candidates", "2", "--set", "tune.rungs=1", "--validation", "holdout",
+              "--set", "trials=1", "--out", out, "-q", data_dir=data_dir)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, describe(proc)
+    folder, = run_folders(out)
+    assert results_path_from_stdout(proc, REPO).resolve() == (folder / "results.csv").resolve()
+    command = shlex.split(proc.stdout.strip().splitlines()[-1].removeprefix("compare: "))
+    assert command[-2:] == ["compare", str(folder)]
+
+
 def test_fetch_without_network_fails_fast_and_leaves_no_partial_file(tmp_path, data_dir):
     """`datasets fetch susy` with downloads allowed (KERNELBENCH_OFFLINE unset) but no network."""
     extra = {}
