@@ -25,16 +25,17 @@ RUN_PIECES_PER_PASS = 100       # a timed chunk is run in pieces of at most 1/10
 _STATUS, _CLEAR_REFS = Path("/proc/self/status"), Path("/proc/self/clear_refs")
 
 
-def _resident_kb(field: str) -> float:
-    """VmRSS (resident now) or VmHWM (its peak since the last reset) of this process in kB; NaN
+def _resident_kb() -> tuple[float, float]:
+    """(VmRSS, VmHWM) of this process in kB: resident now, and its peak since the last reset; NaN
     where /proc does not say (not Linux)."""
+    found = {}
     try:
         for line in _STATUS.read_text().splitlines():
-            if line.startswith(field + ":"):
-                return float(line.split()[1])
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                found[line[:5]] = float(line.split()[1])
     except OSError:
         pass
-    return math.nan
+    return found.get("VmRSS", math.nan), found.get("VmHWM", math.nan)
 
 
 def _reset_peak() -> None:
@@ -138,7 +139,7 @@ class Trace:
         collecting = gc.isenabled()
         gc.disable()
         steps = 0
-        resident = _resident_kb("VmRSS")
+        resident, _ = _resident_kb()
         if math.isnan(self._resident_before):
             self._resident_before = resident
         elif not math.isnan(self._resident_after):
@@ -155,8 +156,8 @@ class Trace:
                 self.cpu_seconds += time.process_time() - cpu
                 self.train_seconds += seconds
                 self.pieces.append((int(steps) if isinstance(steps, (int, np.integer)) else 0, seconds))
-                self._resident_after = _resident_kb("VmRSS")
-                held = (_resident_kb("VmHWM") - self._resident_before - self._outside) / 1024
+                self._resident_after, peak = _resident_kb()
+                held = (peak - self._resident_before - self._outside) / 1024
                 if not math.isnan(held):
                     self.train_memory_mb = max(held, 0.0 if math.isnan(self.train_memory_mb) else self.train_memory_mb)
         finally:

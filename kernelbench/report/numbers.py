@@ -193,9 +193,7 @@ def _at_seconds_picks(final: pd.DataFrame, curves: pd.DataFrame, entry: Publishe
 def replicas(rows: pd.DataFrame) -> list[str]:
     """The synthetic replicas (run_frame's `replica`) that these rows' runs read in place of their
     data set, in words; [] when every row is of a data set itself."""
-    if "replica" not in rows:
-        return []
-    return sorted(set(rows["replica"].fillna("").astype(str)) - {""})
+    return sorted(set(rows.loc[on_replica(rows), "replica"].astype(str)))
 
 
 def on_replica(df: pd.DataFrame) -> pd.Series:

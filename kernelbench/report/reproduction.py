@@ -77,20 +77,15 @@ def _run_line(folder: Path, record: RunRecord) -> str:
     commit = (record.git_commit or "?")[:10] + (" (dirty)" if record.git_dirty else "")
     digest = record.extra.get("config_hash") or (config_hash(record.config) if record.config else "?")
     cells = [", ".join(sorted(set(rows[c]) - {""})) for c in ("dataset", "algorithm")]
-    cells[0] = _dataset_cell(cells[0], record)
+    # a registry set read from a synthetic replica is named as the replica (which names the set), so
+    # that a run on it is never read as one on the published data
+    cells[0] = record.replica or cells[0]
     status = record.status + (" (shortened: below)" if shortened(record) else "")
     return (f"| {record.run_id} | {status} | {cells[0]} | {cells[1]} | {len(ok)} of {len(final)} | "
             f"{measured} | {duration_text(record.duration_seconds, '')} | {commit} | {digest[:12]} | "
             f"{machine_text(record.machine)} | python {versions.get('python', '?')}, "
             f"kernelbench {versions.get('kernelbench', '?')}, numpy {versions.get('numpy', '?')}, "
             f"scikit-learn {versions.get('scikit-learn', '?')} |")
-
-
-def _dataset_cell(names: str, record: RunRecord) -> str:
-    """The run's data set; a registry set read from a synthetic replica file is named as the replica
-    (RunRecord.replica, which names the set), so that a run on it is never read as one on the
-    published data."""
-    return record.replica or names
 
 
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "

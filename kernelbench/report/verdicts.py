@@ -343,6 +343,14 @@ def _stand_in(claim: Claim, tested: SetOutcome, every: pd.DataFrame) -> str:
     return "; ".join(replicas(every[every["run_id"].isin(tested.runs)]))
 
 
+def _stand_ins(claim: Claim, tested, every: pd.DataFrame) -> tuple[str, str]:
+    """(the verdict's suffix, the measurement's "; stand-in data: …" words) of the tested sets."""
+    why = {s.dataset: w for s in tested if (w := _stand_in(claim, s, every))}
+    if not why:
+        return "", ""
+    return STAND_IN, "; stand-in data: " + "; ".join(f"{d} ({w})" for d, w in why.items())
+
+
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
                 curves: pd.DataFrame | None = None, absent: dict | None = None) -> ClaimVerdict:
     """The claim's verdict from `every` row of the runs (collect_results; `final` and `curves`
@@ -370,13 +378,10 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
         return ClaimVerdict(claim, "not testable here", "no set tested: " + "; ".join(shown), tuple(sets), runs)
     held = sum(s.outcome == HOLDS for s in tested)
     ok = held == len(tested) if claim.quantifier == "all" else held > len(tested) / 2
-    stand_ins = {s.dataset: why for s in tested if (why := _stand_in(claim, s, every))}
-    verdict = (HOLDS if ok else FAILS) + (STAND_IN if stand_ins else "")
+    suffix, named = _stand_ins(claim, tested, every)
     summary = (f"holds on {held} of {len(tested)} sets tested ({'every one' if claim.quantifier == 'all' else 'more than half'}"
-               f" needed); {len(tested)} of {len(claim.on)} sets tested")
-    if stand_ins:
-        summary += "; stand-in data: " + "; ".join(f"{d} ({why})" for d, why in stand_ins.items())
-    return ClaimVerdict(claim, verdict, "; ".join(shown) + f". {summary}", tuple(sets), runs)
+               f" needed); {len(tested)} of {len(claim.on)} sets tested{named}")
+    return ClaimVerdict(claim, (HOLDS if ok else FAILS) + suffix, "; ".join(shown) + f". {summary}", tuple(sets), runs)
 
 
 def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
@@ -422,13 +427,10 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
     if missing:
         text += f"; {missing}"
     runs = tuple(sorted({r for s in sets for r in s.runs}))
-    stand_ins = {s.dataset: why for s in sets if s.dataset in points and (why := _stand_in(claim, s, every))}
-    verdict = (HOLDS if ok else FAILS) + (STAND_IN if stand_ins else "")
-    if stand_ins:
-        text += "; stand-in data: " + "; ".join(f"{d} ({why})" for d, why in stand_ins.items())
+    suffix, named = _stand_ins(claim, [s for s in sets if s.dataset in points], every)
     outcome = HOLDS if ok else FAILS
-    return ClaimVerdict(claim, verdict, text, tuple(replace(s, outcome=outcome) if s.dataset in points else s
-                                                    for s in sets), runs)
+    return ClaimVerdict(claim, outcome + suffix, text + named, tuple(replace(s, outcome=outcome) if s.dataset in points
+                                                                     else s for s in sets), runs)
 
 
 def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None) -> list[ClaimVerdict]:
@@ -500,10 +502,9 @@ def described_test(claim: Claim) -> str:
     elif test.kind == "speedup":
         words = (f"{test.metric} of {test.a}: speed-up from {test.threads[0]} to k threads ≥ {test.at_least:g}·k "
                  f"for k = {', '.join(map(str, test.threads[1:]))}")
-    elif test.kind == "extreme":
-        words = (f"{test.metric} of {test.a} {'largest' if test.direction == 'higher' else 'smallest'} on "
-                 f"{test.on_set} among the sets")
-        return words
+    elif test.kind == "extreme":                # across the sets: no quantifier
+        return (f"{test.metric} of {test.a} {'largest' if test.direction == 'higher' else 'smallest'} on "
+                f"{test.on_set} among the sets")
     elif test.kind == "correlation":
         return (f"Spearman's rank correlation over the sets of {test.metric} of {test.a} with {test.against} ≥ "
                 f"{test.value:g} ({test.value_why})")
