@@ -274,7 +274,7 @@ def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_v
               for p in reproduction.report_papers()]
     monkeypatch.setattr(reproduction, "report_papers", lambda: papers)
     lines = reproduction_markdown(tmp_path / "pub", tmp_path / "R.md").splitlines()
-    assert "- Dai et al. 2014 (DSG): 2 claims — 1 hold, 0 do not hold, 0 on stand-in data, 1 not testable here; " \
+    assert "- Dai et al. 2014 (DSG): 2 claims — 1 hold, 0 do not hold, 0 within noise, 0 on stand-in data only, 1 not testable here; " \
            "13 published numbers" in "\n".join(lines)
     assert any(x.startswith("- Gu et al. 2018 (AsyDSSKL): no claims recorded yet") for x in lines)
     row = next(x for x in lines if x.startswith("| §7 | “DSG reaches"))

@@ -171,6 +171,8 @@ class Claim:
     floor: dict = field(default_factory=dict)       # {set of `on`: the constant classifier's test error, %}
     needs: str | None = None            # set: not testable here; what is missing
     test: ClaimTest | None = None
+    scale_rows: int | None = None       # the claim speaks of data this large (training rows): smaller runs
+    scale_why: str = ""                 # do not test it; the words that say so
 
 
 @dataclass(frozen=True)
@@ -391,7 +393,8 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
 # ---- claims ----
 
 _CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "on": True, "quantifier": False,
-               "figure": False, "stand_in": False, "floor": False, "needs": False, "test": False}  # key: required
+               "figure": False, "stand_in": False, "floor": False, "needs": False, "scale": False,
+               "test": False}  # key: required
 # Per test kind: its required keys, then the optional ones (besides `kind`)
 _TEST_KEYS = {
     "order": (("metric", "a", "b", "direction"), ("at", "per")),
@@ -557,6 +560,10 @@ def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
         values[key] = {name: (float(item) if key == "floor" else item) for name, item in named.items()}
     if claim.get("needs") is not None:
         values["needs"] = _text(check, f"{where}.needs", claim["needs"])
+    if claim.get("scale") is not None:
+        scale = _mapping(check, f"{where}.scale", claim["scale"], ("rows", "why"), ("rows", "why"))
+        values["scale_rows"] = _integer(check, f"{where}.scale.rows", scale["rows"], least=1)
+        values["scale_why"] = _text(check, f"{where}.scale.why", scale["why"])
     if claim.get("test") is not None:
         values["test"] = _claim_test(check, f"{where}.test", claim["test"])
     elif values.get("needs") is None:

@@ -14,7 +14,8 @@ from kernelbench.errors import OutputError
 from kernelbench.results import ABSENT_FILE, RunRecord, config_hash, final_rows, read_results, run_folders
 
 from .numbers import INTRO, VERDICTS, build_numbers, machine_text, report_papers, results_frame, verdict_and_reason
-from .verdicts import FLOOR_POINTS, STAND_IN, claims_table, judge_paper, table_cell
+from .noise import RULE as NOISE_RULE
+from .verdicts import FLOOR_POINTS, LATE_FACTOR, STAND_IN, TESTED, claims_table, judge_paper, table_cell
 
 REPO = Path(kernelbench.__file__).resolve().parent.parent
 
@@ -89,27 +90,33 @@ def _run_line(folder: Path, record: RunRecord) -> str:
 
 
 CLAIMS_INTRO = ("Claims: each conclusion a paper draws from an experiment, tested as stated in its paper file "
-                "before any run, on the means over finished trials of the paper's published runs of each set "
-                "(at a training time: each trial's last evaluation by then; a method with none yet has no "
-                "model, behind any that has one). "
-                "A set without a finished run of every compared method is untested; one whose test misses only "
-                "between methods that both sit at the constant classifier's test error (within "
-                f"{FLOOR_POINTS:g} points) or both make no test error is not comparable (an ordering between "
-                "classifiers that learned nothing means nothing); a miss against any other method fails it. "
-                "\"all\" holds when the test holds on every tested set, \"most\" on more than half; a claim with "
-                "no tested set is not testable here.")
+                "before any run, on the finished trials of the paper's published runs of each set (at a training "
+                "time: each trial's last evaluation by then). "
+                f"The noise rule: {NOISE_RULE}. A set where a compared difference is within noise is within noise; "
+                "a method with no model yet at the time is behind only while its first model comes later than "
+                f"{LATE_FACTOR:g}× that time (sooner, the two tie in time). "
+                "A set without a finished run of every compared method, or run below the size the claim speaks "
+                "of, is untested; one whose test misses only between methods that both sit at the constant "
+                f"classifier's test error (within {FLOOR_POINTS:g} points) or both make no test error is not "
+                "comparable (an ordering between classifiers that learned nothing means nothing). "
+                "The verdict is decided on the paper's own sets; stand-ins are reported beside them, and only a "
+                "claim tested on stand-ins alone reads \"on stand-in data\". \"all\" holds when every tested set "
+                "holds and does not hold when one does not; \"most\" holds on more than half and does not hold "
+                "when even the sets within noise could not make a majority; otherwise the claim is within noise. "
+                "A claim with no tested set is not testable here.")
 
 
 def _claim_counts(verdicts) -> str:
-    """"N claims — X hold, Y do not hold, Z on stand-in data, W not testable here"."""
+    """"N claims — X hold, Y do not hold, Z within noise, S on stand-in data only (…), W not testable here"."""
     kinds = [v.verdict for v in verdicts]
     if not kinds:
         return "no claims recorded yet"
     on_stand_in = [k for k in kinds if k.endswith(STAND_IN)]
-    text = (f"{len(kinds)} claim{'' if len(kinds) == 1 else 's'} — {kinds.count('holds')} hold, "
-            f"{kinds.count('does not hold')} do not hold, {len(on_stand_in)} on stand-in data")
+    own = ", ".join(f"{kinds.count(o)} {w}" for o, w in zip(TESTED, ("hold", "do not hold", "within noise")))
+    text = f"{len(kinds)} claim{'' if len(kinds) == 1 else 's'} — {own}, {len(on_stand_in)} on stand-in data only"
     if on_stand_in:
-        text += f" ({on_stand_in.count('holds' + STAND_IN)} hold, {on_stand_in.count('does not hold' + STAND_IN)} do not)"
+        text += " (" + ", ".join(f"{on_stand_in.count(o + STAND_IN)} {w}" for o, w in
+                                 zip(TESTED, ("hold", "do not", "within noise"))) + ")"
     return text + f", {kinds.count('not testable here')} not testable here"
 
 
