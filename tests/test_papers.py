@@ -175,6 +175,13 @@ def test_claims_are_typed_with_their_test_and_a_paper_without_claims_has_none(tm
     assert similar.test.margin == 1.0 and similar.test.margin_why == "Table 2 stds"
     assert needs.test is None and needs.needs == "a neural-net comparator"
     assert load_paper(write(tmp_path, GOOD[:GOOD.index("claims:")])).claims == ()
+    # a one-sided no_worse test whose margin is the trials' standard deviation; a claim's scale
+    text = GOOD.replace("    on: [a9a]\n    test: {kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0,",
+                        "    on: [a9a]\n    scale: {rows: 1000000, why: huge data}\n"
+                        "    test: {kind: no_worse, metric: test_accuracy, direction: higher, a: cdsg, b: dsg, margin: sd,")
+    no_worse = load_paper(write(tmp_path, text)).claims[1]
+    assert no_worse.test.kind == "no_worse" and no_worse.test.margin == "sd" and no_worse.test.direction == "higher"
+    assert (no_worse.scale_rows, no_worse.scale_why) == (1_000_000, "huge data")
 
 
 def test_every_claim_metric_is_a_results_column():
@@ -244,7 +251,8 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("kind: order", "kind: before", r"claims\[0\] .*\.test\.kind: expected one of order, similar, ratio, speedup, growth"),
     ("direction: lower", "direction: down", r"claims\[0\] .*\.test\.direction: expected lower or higher"),
     ("metric: objective", "metric: objectiv", r"claims\[0\] .*\.test\.metric: unknown metric 'objectiv'"),
-    ("at: \"seconds:libsvm\"", "at: later", r"claims\[0\] .*\.test\.at: expected final, seconds:<s> or seconds:<al"),
+    ("at: \"seconds:libsvm\"", "at: later", r"claims\[0\] .*\.test\.at: expected final, seconds:<s>, seconds:<algorithm>, horizon:"),
+    ("per: n_train}", "per: n_train, when: most}", r"claims\[0\] .*\.test\.when: expected all or most, with at: horizon"),
     ("at: \"seconds:libsvm\"", "at: \"seconds:-3\"", r"claims\[0\] .*\.test\.at: expected seconds above 0"),
     ("per: n_train", "per: n_test", r"claims\[0\] .*\.test\.per: expected n_train or null"),
     ("{algorithm: udsg, params: {loss: hinge}}", "{algo: udsg}", r"claims\[0\] .*\.test\.b\[1\]: unknown key 'algo'"),
@@ -270,6 +278,12 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: objective, a: cdsg, direction: lower, than: objectiv}",
      r"claims\[1\] .*\.test\.than: unknown metric 'objectiv'"),
     ("    on: [a9a]\n", "    on: []\n", r"claims\[1\] \(as-accurate\)\.on: expected at least one set"),
+    ("margin: 1.0, margin_why", "margin: sdev, margin_why", r"claims\[1\] .*\.test\.margin: expected a number, got str"),
+    ("kind: similar, metric: test_accuracy", "kind: no_worse, metric: test_accuracy",
+     r"claims\[1\] .*\.test: a no_worse test needs direction"),
+    ("    on: [a9a]\n", "    on: [a9a]\n    scale: {rows: 1000000}\n", r"claims\[1\] .*\.scale: missing why"),
+    ("    on: [a9a]\n", "    on: [a9a]\n    scale: {rows: many, why: huge}\n",
+     r"claims\[1\] .*\.scale\.rows: expected an integer ≥ 1, got str"),
     ("figure: table1", "figure: 1", r"published\[1\] .*\.figure: expected non-empty text, got int"),
     ("note: a note", "note: [a, note]", r"published\[1\] .*\.note: expected text, got list"),
     ("  - {where: Table 1, dataset", "  - [where, Table 1]\n  - {where: Table 1, dataset",

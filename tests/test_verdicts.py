@@ -8,6 +8,7 @@ import pytest
 
 from kernelbench.papers import Claim, ClaimTest, Selector
 from kernelbench.report import CLAIM_VERDICTS, judge_claim
+from kernelbench.report.verdicts import described_test
 
 PAPER = "some2020"
 
@@ -442,3 +443,65 @@ def test_savings_against_gss_pair_each_trial_with_gss_on_the_same_seed():
     held = judge_claim(claim(test), runs([5.0, 10.0, 15.0]))
     assert held.verdict == "holds" and "improvement_vs_gss:lookup-wd of bsgd (budget=100) 50 > 40" in held.measurement
     assert judge_claim(claim(test), runs([5.0, 14.0, 15.0])).verdict == "within noise"      # 50, 30, 50 %
+
+
+def test_no_worse_is_one_sided_and_can_take_the_trials_standard_deviation_as_its_margin():
+    test = ClaimTest("no_worse", "test_accuracy", Selector("bsgd", {"merge": "lookup-wd"}),
+                     (Selector("bsgd", {"merge": "gss"}),), direction="higher", margin="sd",
+                     margin_why="differences below one standard deviation are none")
+    def runs(lookup, gss=(0.30, 0.32, 0.31, 0.29, 0.33)):
+        return frame(cells("a9a", "bsgd", lookup, params={"merge": "lookup-wd"}, determinism=SEEDED),
+                     cells("a9a", "bsgd", list(gss), params={"merge": "gss"}, determinism=SEEDED))
+    # lookups more accurate than GSS, far beyond the noise: no cost (a two-sided test would fail it)
+    better = judge_claim(claim(test), runs([0.20, 0.21, 0.19, 0.22, 0.18]))
+    assert better.verdict == "holds" and "allowed behind: 1 sd = 1.58" in better.measurement
+    # behind by far more than a standard deviation: a cost
+    assert judge_claim(claim(test), runs([0.40, 0.41, 0.39, 0.42, 0.38])).verdict == "does not hold"
+    # behind by about one standard deviation: the trials cannot tell
+    assert judge_claim(claim(test), runs([0.32, 0.34, 0.33, 0.31, 0.35])).verdict == "within noise"
+    # a fixed margin in the metric's unit
+    fixed = replace(test, margin=5.0)
+    assert judge_claim(claim(fixed), runs([0.33, 0.34, 0.33, 0.32, 0.35])).verdict == "holds"
+
+
+def test_time_to_reads_the_seconds_a_needs_to_reach_bs_final_value_from_its_curve():
+    test = ClaimTest("time_to", "objective", Selector("cdsg"), (Selector("dsg"),), direction="lower", at_least=3.0)
+    def runs(cdsg_curve):
+        # dsg ends at objective 0.5 after 100 s (+ trial); cdsg's curve decides when it gets there
+        return frame(cells("a9a", "cdsg", [0.4, 0.4], metric="objective", curve=cdsg_curve),
+                     cells("a9a", "dsg", [0.5, 0.5], metric="objective"))
+    fast = judge_claim(claim(test), runs([(5.0, 0.9), (10.0, 0.5), (20.0, 0.45)]))
+    assert fast.verdict == "holds"
+    assert "cdsg reached dsg's final objective 0.5 in 10 s, dsg took 100.5 s (10.05× ≥ 3×)" in fast.measurement
+    assert judge_claim(claim(test), runs([(5.0, 0.9), (50.0, 0.5)])).verdict == "does not hold"      # 2×
+    never = judge_claim(claim(test), frame(cells("a9a", "cdsg", [0.6, 0.6], metric="objective", curve=[(5.0, 0.9)]),
+                                           cells("a9a", "dsg", [0.5, 0.5], metric="objective")))
+    assert never.verdict == "does not hold" and "never reached dsg's final objective 0.5 in 2 trial(s)" in never.measurement
+
+
+def test_a_best_at_a_fixed_time_claim_is_read_over_the_horizon():
+    # the limit is cdsg's mean training time, 100.5 s: the points 12.6, 25.1, 50.3 and 100.5 s
+    test = order(at="horizon:cdsg", when="most")
+    def runs(cdsg_curve):
+        return frame(cells("a9a", "cdsg", [0.10, 0.10], curve=cdsg_curve),
+                     cells("a9a", "dsg", [0.30, 0.30], curve=[(10.0, 0.4), (20.0, 0.4), (40.0, 0.4)]),
+                     cells("a9a", "udsg", [0.30, 0.30], curve=[(10.0, 0.4), (20.0, 0.4), (40.0, 0.4)]))
+    # ahead at the end only: one of four points
+    late = judge_claim(claim(test), runs([(10.0, 0.5), (20.0, 0.5), (40.0, 0.5)]))
+    assert late.verdict == "does not hold" and "1 of 4 time points hold" in late.measurement
+    # ahead from the second point on: three of four
+    soon = judge_claim(claim(test), runs([(10.0, 0.5), (20.0, 0.2), (40.0, 0.2)]))
+    assert soon.verdict == "holds" and "at 25.12 s: cdsg 20 < dsg 40" in soon.measurement
+    assert judge_claim(claim(order(at="horizon:cdsg")), runs([(10.0, 0.5), (20.0, 0.2), (40.0, 0.2)])).verdict \
+        == "does not hold"          # when: all
+    assert "at most of 0.125, 0.25, 0.5, 1 × cdsg's mean training time" in described_test(claim(test))
+
+
+def test_time_to_a_satisfactory_value_allows_the_margin_on_the_worse_side():
+    test = ClaimTest("time_to", "train_error", Selector("cdsg"), (Selector("libsvm"),), direction="lower",
+                     at_least=1.0, margin=2.0, margin_why="the paper's satisfactory gap")
+    runs = frame(cells("a9a", "cdsg", [0.15, 0.15], metric="train_error", curve=[(2.0, 0.30), (4.0, 0.17), (8.0, 0.155)]),
+                 cells("a9a", "libsvm", [0.15], metric="train_error"))
+    verdict = judge_claim(claim(test), runs)
+    assert verdict.verdict == "within noise"        # libsvm's one trial: a time's spread is unknown
+    assert "cdsg reached 17 (libsvm's final train_error 15 + 2) in 4 s" in verdict.measurement

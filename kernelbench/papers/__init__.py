@@ -100,10 +100,17 @@ class Published:
 #   growth   the log-log slope of the metric against the training size is ≤ at_most
 #   bound    a's mean lies below (direction lower) or above (higher) a stated `value` (value_why says
 #            where the number comes from), or the mean of another metric (`than`) of the same runs
+#   no_worse a is no worse than every b by more than `margin` (direction: which way is better): a
+#            one-sided claim such as "no cost in accuracy"; margin `sd` is one standard deviation of the
+#            trials, the yardstick of a paper that calls differences below it no difference
+#   time_to  the time a needs to reach every b's final value (per trial, from its curve; less a
+#            `margin` on the worse side, say to a "satisfactory" value) is at least `at_least` times
+#            shorter than b's whole training time: a speed ratio at equal accuracy
 # and two across the claim's sets, each set's mean of a's runs one point:
 #   extreme      the set `on_set` has the largest (direction higher) or smallest (lower) mean
 #   correlation  Spearman's rank correlation of the metric with `against` over the sets ≥ `value`
-CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth", "bound", "extreme", "correlation")
+CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth", "bound", "no_worse", "time_to", "extreme",
+               "correlation")
 ACROSS_SETS = ("extreme", "correlation")
 # The numbers a claim may compare: columns of results.csv's final rows (errors in percent),
 # test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent),
@@ -141,12 +148,15 @@ class ClaimTest:
     metric: str
     a: Selector
     b: tuple[Selector, ...] = ()
-    direction: str | None = None        # order
-    at: str = "final"                   # order, similar: final | seconds:<s> | seconds:<algorithm>
+    direction: str | None = None        # order, bound, no_worse, time_to (which way is better), extreme
+    at: str = "final"                   # order, similar, no_worse, bound: final | seconds:<s> | seconds:<algorithm>
+                                        # | horizon:<s or algorithm> (several time points up to it)
+    when: str = "all"                   # with at horizon: the share of its time points the test must hold at
     per: str | None = None              # order, similar, ratio: n_train (at every training size)
-    margin: float | None = None         # similar
-    margin_why: str = ""                # similar
-    at_least: float | None = None       # ratio, speedup
+    margin: float | str | None = None   # similar; no_worse (a number, or "sd": one standard deviation of the trials)
+    margin_why: str = ""                # similar, no_worse
+    at_least: float | None = None       # ratio, speedup, time_to
+    at_least_why: str = ""              # ratio, time_to: why that factor (the word "much" and its reading)
     threads: tuple[int, ...] = ()       # speedup
     at_most: float | None = None        # growth
     value: float | None = None          # bound: the stated number a's mean is compared with
@@ -397,12 +407,14 @@ _CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "on": Tru
                "test": False}  # key: required
 # Per test kind: its required keys, then the optional ones (besides `kind`)
 _TEST_KEYS = {
-    "order": (("metric", "a", "b", "direction"), ("at", "per")),
-    "similar": (("metric", "a", "b", "margin", "margin_why"), ("at", "per")),
-    "ratio": (("metric", "a", "b", "at_least"), ("per",)),
+    "order": (("metric", "a", "b", "direction"), ("at", "when", "per")),
+    "similar": (("metric", "a", "b", "margin", "margin_why"), ("at", "when", "per")),
+    "ratio": (("metric", "a", "b", "at_least"), ("at_least_why", "per")),
     "speedup": (("metric", "a", "threads", "at_least"), ()),
     "growth": (("metric", "a", "at_most"), ()),
     "bound": (("metric", "a", "direction"), ("value", "value_why", "than", "at", "per")),
+    "no_worse": (("metric", "a", "b", "direction", "margin", "margin_why"), ("at", "when", "per")),
+    "time_to": (("metric", "a", "b", "direction", "at_least"), ("at_least_why", "margin", "margin_why")),
     "extreme": (("metric", "a", "direction", "on_set"), ()),
     "correlation": (("metric", "a", "against", "value", "value_why"), ()),
 }
@@ -442,17 +454,18 @@ def _claim_metric(check: _File, where: str, value) -> str:
 
 
 def _claim_at(check: _File, where: str, value) -> str:
-    """final | seconds:<s> (s > 0) | seconds:<algorithm>."""
+    """final | seconds:<s> (s > 0) | seconds:<algorithm> | horizon:<s> | horizon:<algorithm>."""
     text = _text(check, where, value)
     kind, _, limit = text.partition(":")
-    if text == "final" or (kind == "seconds" and limit.strip()):
+    if text == "final" or (kind in ("seconds", "horizon") and limit.strip()):
         try:
-            if kind == "seconds" and not float(limit) > 0:
+            if not float(limit) > 0:
                 check.fail(where, f"expected seconds above 0, got {limit!r}")
         except ValueError:          # an algorithm's name: within that algorithm's mean training time
             pass
         return text
-    check.fail(where, f"expected final, seconds:<s> or seconds:<algorithm>, got {_show(value)}")
+    check.fail(where, f"expected final, seconds:<s>, seconds:<algorithm>, horizon:<s> or horizon:<algorithm>, "
+                      f"got {_show(value)}")
 
 
 def _claim_test(check: _File, where: str, value) -> ClaimTest:
@@ -481,18 +494,28 @@ def _claim_test(check: _File, where: str, value) -> ClaimTest:
         values["direction"] = value["direction"]
     if value.get("at") is not None:
         values["at"] = _claim_at(check, f"{where}.at", value["at"])
+    if "when" in value:
+        if value["when"] not in QUANTIFIERS or not values.get("at", "").startswith("horizon:"):
+            check.fail(f"{where}.when", f"expected all or most, with at: horizon:…; got {_show(value['when'])}"
+                                        f" with at: {values.get('at', 'final')}")
+        values["when"] = value["when"]
     if value.get("per") is not None:
         if value["per"] != "n_train":
             check.fail(f"{where}.per", f"expected n_train or null, got {_show(value['per'])}")
         values["per"] = "n_train"
     for key in ("margin", "at_least", "at_most"):
-        if key in value:
+        if key == "margin" and kind == "no_worse" and value.get(key) == "sd":
+            values[key] = "sd"
+        elif key in value:
             number = _number(check, f"{where}.{key}", value[key])
             if number < 0 or (key != "margin" and number == 0):
                 check.fail(f"{where}.{key}", f"expected a number above 0, got {_show(value[key])}")
             values[key] = number
-    if "margin_why" in value:
-        values["margin_why"] = _text(check, f"{where}.margin_why", value["margin_why"])
+    for key in ("margin_why", "at_least_why"):
+        if key in value:
+            values[key] = _text(check, f"{where}.{key}", value[key])
+    if "margin" in value and "margin_why" not in value:
+        check.fail(where, f"a {kind} test with a margin needs margin_why: where the margin comes from")
     if kind == "extreme":
         values["on_set"] = _text(check, f"{where}.on_set", value["on_set"])
     if kind == "correlation":

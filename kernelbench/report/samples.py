@@ -17,6 +17,8 @@ from kernelbench.papers import Claim, Selector
 from .noise import Sample
 from .numbers import GAIN_METRICS, _at_seconds_rows, _counter, _values, pooling_conflict, select_rows
 
+# A horizon's time points, as fractions of its limit: log-spaced, as the papers' time axes are
+HORIZON = (0.125, 0.25, 0.5, 1.0)
 # The metrics whose value a seed-independent method repeats exactly on the same split; timings and
 # memory readings always vary between trials
 ERROR_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
@@ -44,6 +46,15 @@ def column(metric: str) -> str:
     return "test_error" if metric == "test_accuracy" else metric
 
 
+def curve_values(rows: pd.DataFrame, metric: str) -> pd.Series:
+    """`metric` on every row of `rows` (errors in percent, test_accuracy as 100 − test error), NaN
+    where a row has none: a curve read point by point."""
+    values = rows[column(metric)].astype(float) if column(metric) in rows else pd.Series(float("nan"), index=rows.index)
+    if metric == "test_accuracy":
+        return 100.0 * (1.0 - values)
+    return 100.0 * values if metric.endswith("_error") else values
+
+
 def seed_free(rows: pd.DataFrame) -> bool:
     """Whether every run of `rows` says its results do not depend on the seed (run.json's
     determinism, e.g. an exact solver's "identical results for the same data")."""
@@ -61,6 +72,13 @@ class SetRuns:
         self.claim, self.dataset, self.absent = claim, dataset, absent or {}
         self.every, self.final, self.curves = every, final, curves
         self.runs: set[str] = set()
+        # where the samples are read: final, or seconds:<s> (a horizon's test reads its points in turn)
+        self.at = claim.test.at if claim.test is not None and not claim.test.at.startswith("horizon:") else "final"
+
+    def horizon(self) -> list[float]:
+        """The training seconds a test with `at: horizon:…` reads: HORIZON fractions of its limit."""
+        limit = self.seconds_limit(self.claim.test.at.partition(":")[2])
+        return [f * limit for f in HORIZON]
 
     def select(self, frame: pd.DataFrame, method: Selector) -> pd.DataFrame:
         return select_rows(frame, self.claim.paper, self.dataset, method.algorithm, method.params,
@@ -86,8 +104,8 @@ class SetRuns:
         conflict = pooling_conflict(rows)
         if conflict:
             raise Untested(f"{method} on {self.dataset}: {conflict}")
-        if self.claim.test.at != "final":
-            limit = self.seconds_limit(self.claim.test.at.partition(':')[2])
+        if self.at != "final":
+            limit = self.seconds_limit(self.at.partition(':')[2])
             picks = self.picks(method, rows, metric)
             if not picks and (rows["train_seconds"].astype(float) > limit).all():
                 # every trial trained past the limit before its first evaluation: at that time the
@@ -124,10 +142,26 @@ class SetRuns:
         firsts = frame.groupby(["run_id", "trial"])["train_seconds"].min().astype(float)
         return float(firsts.mean())
 
+    def time_to(self, method: Selector, rows: pd.DataFrame, metric: str, target: float,
+                direction: str) -> tuple[Sample | None, int]:
+        """(the training seconds at which each trial of the method's runs `rows` first reached
+        `target` on its curve, or None when none did; how many trials never did)."""
+        reached, missed = [], 0
+        curves = self.trial_curves(method, rows)
+        for _, trial in curves.groupby(["run_id", "trial"]):
+            values = curve_values(trial, metric)
+            hit = trial[values <= target] if direction == "lower" else trial[values >= target]
+            if len(hit):
+                reached.append(float(hit["train_seconds"].astype(float).min()))
+            else:
+                missed += 1
+        self.runs.update(curves["run_id"])
+        return (Sample.of(reached) if reached else None), missed
+
     def picks(self, method: Selector, rows: pd.DataFrame, metric: str) -> list:
         """With `at: seconds:…`, the curve rows (index labels) read: per trial of the runs of the
         method's final rows `rows`, its last evaluation within the limit."""
-        limit = self.seconds_limit(self.claim.test.at.partition(":")[2])
+        limit = self.seconds_limit(self.at.partition(":")[2])
         return _at_seconds_rows(self.trial_curves(method, rows), column(metric), limit, stopped_early_counts=True)
 
     def seconds_limit(self, limit: str) -> float:

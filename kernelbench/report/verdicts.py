@@ -37,7 +37,7 @@ from .numbers import (
     results_frame,
 )
 from .numbers import rows_read as number_rows_read
-from .samples import NoModel, SetRuns, Untested, number
+from .samples import HORIZON, NoModel, SetRuns, Untested, number
 
 # The outcomes of a set, then of a claim: tested ones (holds, does not hold, within noise), untested
 # or not comparable (left out of the count)
@@ -117,10 +117,11 @@ def _pair(claim: Claim, sa, sb, b: Selector) -> tuple[str, str]:
     test = claim.test
     names = (str(test.a), str(b))
     if isinstance(sa, NoModel) or isinstance(sb, NoModel):
-        if test.kind == "order" and isinstance(sb, NoModel) and not isinstance(sa, NoModel):
+        ordered = test.kind in ("order", "no_worse")
+        if ordered and isinstance(sb, NoModel) and not isinstance(sa, NoModel):
             outcome, words = _late(claim, sb, str(b))
             return outcome, f"ahead of {b} ({words})" if outcome == HOLDS else f"vs {b} ({words})"
-        if test.kind == "order" and isinstance(sa, NoModel) and not isinstance(sb, NoModel):
+        if ordered and isinstance(sa, NoModel) and not isinstance(sb, NoModel):
             outcome, words = _late(claim, sa, str(test.a))
             return (FAILS if outcome == HOLDS else NOISE), f"behind {b} {number(sb.mean)} ({words})"
         return FAILS, f"vs {b} {_shown(sb)} ({'neither has' if isinstance(sa, NoModel) else 'one has no'} model)"
@@ -128,6 +129,8 @@ def _pair(claim: Claim, sa, sb, b: Selector) -> tuple[str, str]:
         d = compare(sb, sa, names=names[::-1]) if test.direction == "lower" else compare(sa, sb, names=names)
         outcome = {ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
         return outcome, f"{_relation(sa.mean, sb.mean)} {b} {number(sb.mean)}{_noise_words(d, outcome)}"
+    if test.kind == "no_worse":
+        return _no_worse(claim, sa, sb, b)
     if test.kind == "similar":
         d = within_margin(sa, sb, test.margin, names=names)
         outcome = {BELOW: HOLDS, ABOVE: FAILS}.get(d.outcome, NOISE)
@@ -139,6 +142,56 @@ def _pair(claim: Claim, sa, sb, b: Selector) -> tuple[str, str]:
     r = sb.mean / sa.mean if sa.mean > 0 else math.inf
     return outcome, (f"{b} {number(sb.mean)} ({number(r)}× {'≥' if r >= test.at_least else '<'} "
                      f"{test.at_least:g}×){_noise_words(d, outcome)}")
+
+
+def _no_worse(claim: Claim, sa: Sample, sb: Sample, b: Selector) -> tuple[str, str]:
+    """a no worse than b by more than the margin, one-sided: holds when a − b lies beyond −margin
+    (on the better side) beyond the noise, fails when it lies short of it beyond the noise."""
+    test = claim.test
+    if test.margin == "sd":
+        spreads = [s.variance_of_mean() for s in (sa, sb)]
+        if any(v is None for v in spreads):
+            return NOISE, f"{b} {number(sb.mean)} (within noise: one trial, no standard deviation to measure by)"
+        margin = math.sqrt(sum(v * s.n for v, s in zip(spreads, (sa, sb))) / 2)     # the trials' pooled sd
+        named = f"1 sd = {number(margin)}"
+    else:
+        margin, named = test.margin, f"{test.margin:g}"
+    better, worse = (sa, sb) if test.direction == "higher" else (sb, sa)
+    d = compare(better, worse, -margin, names=(str(test.a), str(b)))
+    outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+    gap = (sa.mean - sb.mean) if test.direction == "higher" else (sb.mean - sa.mean)
+    return outcome, (f"{b} {number(sb.mean)} (a {'ahead' if gap >= 0 else 'behind'} by {number(abs(gap))}; "
+                     f"allowed behind: {named}){_noise_words(d, outcome)}")
+
+
+def _target(test, b: Selector, final: float, target: float) -> str:
+    words = f"{b}'s final {test.metric} {number(final)}"
+    return words if target == final else f"{number(target)} ({words} {'+' if target > final else '−'} {test.margin:g})"
+
+
+def _time_to(claim: Claim, case: SetRuns, rows_by_method: dict) -> tuple[str, str]:
+    """(outcome, measurement) of a time_to test: per b, the seconds a's trials need to reach b's
+    final mean against b's training seconds, at least `at_least` times shorter."""
+    test = claim.test
+    outcomes, texts = [], []
+    for b in test.b:
+        final = case.sample(b, rows_by_method[b], test.metric).mean
+        margin = test.margin or 0.0
+        target = final + margin if test.direction == "lower" else final - margin
+        spent = case.sample(b, rows_by_method[b], "train_seconds")
+        reached, missed = case.time_to(test.a, rows_by_method[test.a], test.metric, target, test.direction)
+        if missed:
+            outcomes.append(FAILS)
+            texts.append(f"{test.a} never reached {_target(test, b, final, target)} in {missed} trial(s)")
+            continue
+        d = compare(spent, reached.scaled(test.at_least), names=(str(b), str(test.a)))
+        outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+        ratio = spent.mean / reached.mean if reached.mean > 0 else math.inf
+        outcomes.append(outcome)
+        texts.append(f"{test.a} reached {_target(test, b, final, target)} in {number(reached.mean)} s, {b} "
+                     f"took {number(spent.mean)} s ({number(ratio)}× {'≥' if ratio >= test.at_least else '<'} "
+                     f"{test.at_least:g}×){_noise_words(d, outcome)}")
+    return _worst(outcomes), "; ".join(texts)
 
 
 def _worst(outcomes) -> str:
@@ -245,18 +298,42 @@ def _test_set(claim: Claim, case: SetRuns) -> tuple[str, str]:
     _below_scale(claim, case, rows_by_method)
     if test.kind == "growth":
         return _growth(claim, case, rows_by_method, metric)
+    if test.kind == "time_to":
+        return _time_to(claim, case, rows_by_method)
     outcomes = []
     for size, rows in case.groups(rows_by_method):
         at = f"n_train {size}: " if size is not None else ""
-        samples = {m: case.sample(m, rows[m], metric) for m in methods}
-        if test.kind == "bound":
-            outcome, text = _bound(claim, case, samples[test.a], rows[test.a])
-        elif test.kind == "speedup":
-            outcome, text = _speedup(claim, methods, samples, metric)
+        if test.at.startswith("horizon:"):
+            outcome, text = _over_horizon(claim, case, methods, rows)
         else:
-            outcome, text = _compare(claim, samples, case.saturated(rows, FLOOR_POINTS))
+            outcome, text = _test_group(claim, case, methods, rows)
         outcomes.append((outcome, at + text))
     return _worst([o for o, _ in outcomes]), "; ".join(text for _, text in outcomes)
+
+
+def _test_group(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple[str, str]:
+    """(outcome, measurement) of the claim's test on one set's rows of one size, read at `case.at`."""
+    test = claim.test
+    samples = {m: case.sample(m, rows[m], test.metric) for m in methods}
+    if test.kind == "bound":
+        return _bound(claim, case, samples[test.a], rows[test.a])
+    if test.kind == "speedup":
+        return _speedup(claim, methods, samples, test.metric)
+    return _compare(claim, samples, case.saturated(rows, FLOOR_POINTS))
+
+
+def _over_horizon(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple[str, str]:
+    """(outcome, measurement) of a test read at each time point of its horizon: it must hold at
+    all of them, or (when: most) at more than half."""
+    outcomes, texts = [], []
+    for seconds in case.horizon():
+        case.at = f"seconds:{seconds!r}"
+        outcome, text = _test_group(claim, case, methods, rows)
+        outcomes.append(outcome)
+        texts.append(f"at {number(seconds)} s: {text}")
+    case.at = "final"
+    held = f"{outcomes.count(HOLDS)} of {len(outcomes)} time points hold"
+    return _by_quantifier(outcomes, claim.test.when), f"{held}; " + "; ".join(texts)
 
 
 def _stand_in(claim: Claim, dataset: str, runs, every: pd.DataFrame) -> str:
@@ -268,12 +345,15 @@ def _stand_in(claim: Claim, dataset: str, runs, every: pd.DataFrame) -> str:
 
 
 def _decide(claim: Claim, sets: list) -> str:
-    """HOLDS, FAILS or NOISE of the tested `sets` by the claim's quantifier: all holds only when
-    every set holds; most when more than half do, and fails only when even every set within noise
-    could not make a majority."""
-    outcomes = [s.outcome for s in sets]
+    """HOLDS, FAILS or NOISE of the tested `sets` by the claim's quantifier."""
+    return _by_quantifier([s.outcome for s in sets], claim.quantifier)
+
+
+def _by_quantifier(outcomes: list, quantifier: str) -> str:
+    """HOLDS, FAILS or NOISE of tested outcomes: all holds only when every one holds; most when more
+    than half do, and fails only when even every one within noise could not make a majority."""
     held, noise, n = outcomes.count(HOLDS), outcomes.count(NOISE), len(outcomes)
-    if claim.quantifier == "all":
+    if quantifier == "all":
         return _worst(outcomes)
     if held > n / 2:
         return HOLDS
@@ -435,11 +515,17 @@ def _picked(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.D
     picked = set()
     for dataset in claim.on:
         case = SetRuns(claim, dataset, every, final, curves)
-        for method in (claim.test.a, *claim.test.b):
-            try:
-                picked.update(case.picks(method, case.final_rows(method), claim.test.metric))
-            except Untested:
-                continue
+        try:
+            times = case.horizon() if claim.test.at.startswith("horizon:") else [None]
+        except Untested:
+            continue
+        for seconds in times:
+            case.at = claim.test.at if seconds is None else f"seconds:{seconds!r}"
+            for method in (claim.test.a, *claim.test.b):
+                try:
+                    picked.update(case.picks(method, case.final_rows(method), claim.test.metric))
+                except Untested:
+                    continue
     return picked
 
 
@@ -469,6 +555,9 @@ def described_test(claim: Claim) -> str:
         at = "" if test.at == "final" else f", within {float(limit):g} s"
     except ValueError:
         at = f", within {limit}'s mean training time"
+    if test.at.startswith("horizon:"):
+        points = ", ".join(f"{f:g}" for f in HORIZON)
+        at = f", at {'every one' if test.when == 'all' else 'most'} of {points} × {at.removeprefix(', within ')}"
     per = ", at every training size" if test.per else ""
     if test.kind == "order":
         words = f"{test.metric} of {test.a} {test.direction} than {others}{at}{per}"
@@ -485,12 +574,25 @@ def described_test(claim: Claim) -> str:
     elif test.kind == "correlation":
         return (f"Spearman's rank correlation over the sets of {test.metric} of {test.a} with {test.against} ≥ "
                 f"{test.value:g} ({test.value_why})")
+    elif test.kind == "no_worse":
+        margin = "one standard deviation of the trials" if test.margin == "sd" else f"{test.margin:g}"
+        better = "higher" if test.direction == "higher" else "lower"
+        words = (f"{test.metric} of {test.a} ({better} is better) no worse than {others} by more than {margin}"
+                 f"{at}{per} (margin: {test.margin_why})")
+    elif test.kind == "time_to":
+        within = f" within {test.margin:g} (margin: {test.margin_why})" if test.margin else ""
+        words = (f"seconds {test.a} needs to reach the final {test.metric} of {others}{within} at least "
+                 f"{test.at_least:g}× shorter than theirs")
     elif test.kind == "bound":
         than = (f"{test.value:g} ({test.value_why})" if test.than is None
                 else f"{test.than} of the same runs")
         words = f"{test.metric} of {test.a} {test.direction} than {than}{at}{per}"
     else:
         words = f"{test.metric} of {test.a} grows with n_train at a log-log slope ≤ {test.at_most:g}"
+    if test.at_least_why:
+        words += f" (factor: {test.at_least_why})"
+    if claim.scale_rows:
+        words += f", on runs of ≥ {claim.scale_rows:,} training rows"
     return f"{words}; on {claim.quantifier} sets"
 
 
