@@ -14,8 +14,8 @@ from kernelbench.data.registry import dataset_names
 from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
 from kernelbench.experiment.sweep import parse_command
-from kernelbench.papers import CLAIM_METRICS, PAPERS, Claim, ClaimTest, Published, Selector, get_paper, load_paper, paper_ids
-from kernelbench.report import metric_known
+from kernelbench.measures import CLAIM_MEASURES, MEASURES, READS, measure
+from kernelbench.papers import PAPERS, Claim, ClaimTest, Published, Selector, get_paper, load_paper, paper_ids
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = Path(papers.__file__).parent
@@ -47,12 +47,16 @@ def test_the_papers_in_their_canonical_order():
         get_paper("dai2015")
 
 
-def test_the_report_knows_every_metric():
+def test_every_published_metric_is_a_measure_and_an_unknown_one_names_the_nearest():
     for e in ENTRIES:
-        assert metric_known(e.metric), entry_id(e)
+        assert measure(e.metric)[0].name == e.metric.partition(":")[0], entry_id(e)
     for bad in ("test_eror", "counter:", "at_seconds:train_error", "at_seconds:objective:10",
-                "at_seconds:test_error:soon", "improvement_vs_gss:"):
-        assert not metric_known(bad), bad
+                "at_seconds:test_error:soon", "improvement_vs_gss:", "test_error:x"):
+        with pytest.raises(ValueError, match="unknown metric"):
+            measure(bad)
+    with pytest.raises(ValueError, match=r"unknown metric 'test_eror' \(did you mean test_error\?\); the metrics are"):
+        measure("test_eror")
+    assert measure("improvement_vs_gss:lookup-wd") == (MEASURES["improvement_vs_gss"], "lookup-wd")
 
 
 def test_an_entry_without_needs_names_a_registered_algorithm_and_dataset():
@@ -178,17 +182,21 @@ def test_claims_are_typed_with_their_test_and_a_paper_without_claims_has_none(tm
     # a one-sided no_worse test whose margin is the trials' standard deviation; a claim's scale
     text = GOOD.replace("    on: [a9a]\n    test: {kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0,",
                         "    on: [a9a]\n    scale: {rows: 1000000, why: huge data}\n"
-                        "    test: {kind: no_worse, metric: test_accuracy, direction: higher, a: cdsg, b: dsg, margin: sd,")
+                        "    test: {kind: no_worse, metric: test_accuracy, a: cdsg, b: dsg, margin: sd,")
     no_worse = load_paper(write(tmp_path, text)).claims[1]
+    # which way is better comes from the measure: accuracy, higher
     assert no_worse.test.kind == "no_worse" and no_worse.test.margin == "sd" and no_worse.test.direction == "higher"
     assert (no_worse.scale_rows, no_worse.scale_why) == (1_000_000, "huge data")
 
 
-def test_every_claim_metric_is_a_results_column():
+def test_every_measure_reads_a_results_column_or_a_counter():
     from kernelbench.results.schema import COLUMNS
-    # test_accuracy is 100 − test_error; merge_time_share is 100 · maintenance_seconds (a counter) / train_seconds;
     # peak_memory_mb comes from run.json, a column the results frame adds to every run's rows
-    assert set(CLAIM_METRICS) - {"test_accuracy", "merge_time_share", "peak_memory_mb"} <= set(COLUMNS)
+    for m in MEASURES.values():
+        if m.read in ("column", "percent", "accuracy"):
+            assert m.source in set(COLUMNS) | {"peak_memory_mb"}, m.name
+        assert m.read in READS and m.better in ("lower", "higher", None), m.name
+    assert "at_seconds" not in CLAIM_MEASURES and "test_accuracy" in CLAIM_MEASURES
 
 
 def test_a_claim_names_registered_sets_and_algorithms():
@@ -279,8 +287,8 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
      r"claims\[1\] .*\.test\.than: unknown metric 'objectiv'"),
     ("    on: [a9a]\n", "    on: []\n", r"claims\[1\] \(as-accurate\)\.on: expected at least one set"),
     ("margin: 1.0, margin_why", "margin: sdev, margin_why", r"claims\[1\] .*\.test\.margin: expected a number, got str"),
-    ("kind: similar, metric: test_accuracy", "kind: no_worse, metric: test_accuracy",
-     r"claims\[1\] .*\.test: a no_worse test needs direction"),
+    ("kind: similar, metric: test_accuracy", "kind: no_worse, metric: 'counter:equal'",
+     r"claims\[1\] .*\.test: a no_worse test on counter:equal needs direction: which way is better"),
     ("    on: [a9a]\n", "    on: [a9a]\n    scale: {rows: 1000000}\n", r"claims\[1\] .*\.scale: missing why"),
     ("    on: [a9a]\n", "    on: [a9a]\n    scale: {rows: many, why: huge}\n",
      r"claims\[1\] .*\.scale\.rows: expected an integer ≥ 1, got str"),
@@ -314,7 +322,7 @@ def test_the_package_sits_below_every_other_layer_and_reads_no_file_at_import():
             "print(sorted(m for m in sys.modules if m.startswith('kernelbench'))); "
             "print(p.load_papers.cache_info().currsize); p.paper_ids(); print(p.load_papers.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[0] == str(["kernelbench", "kernelbench.errors", "kernelbench.papers"])
+    assert out[0] == str(["kernelbench", "kernelbench.errors", "kernelbench.measures", "kernelbench.papers"])
     assert out[1] == out[2] == "0"
 
 

@@ -23,8 +23,8 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
                     computes each claim's verdict from the runs: kernelbench.report.verdicts)
 
 The files are read on first use (`PAPERS`, `get_paper`), not at import; `paper_ids()` only lists
-them. This module imports nothing from kernelbench but kernelbench.errors: the config layer imports
-it to check `tags.paper`.
+them. This module imports nothing from kernelbench but kernelbench.errors and kernelbench.measures:
+the config layer imports it to check `tags.paper`.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from kernelbench.errors import ConfigError
+from kernelbench.measures import CLAIM_MEASURES, MEASURES, measure
 
 __all__ = ["ACROSS_SETS", "CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
            "Sweep", "get_paper", "load_paper", "load_papers", "paper_ids"]
@@ -70,13 +71,8 @@ class Published:
     where: str                  # table / figure / section it comes from
     dataset: str                # our registry name
     algorithm: str              # our algorithm name
-    metric: str                 # test_error | test_accuracy | train_error (percent), test_mae, train_seconds,
-                                # counter:<name>, counter%:<name> (percent), merge_time_share (percent of the
-                                # training time spent merging), improvement_vs_gss:<merge> (training time,
-                                # percent), merge_time_improvement_vs_gss:<merge> (merging time, percent),
-                                # at_seconds:<error>:<s> (percent, the error of the last evaluation within s
-                                # training seconds, per trial; s = libsvm: the mean training seconds of the
-                                # LIBSVM run with the same tags and dataset)
+    metric: str                 # a measure (kernelbench.measures), e.g. test_error, counter:<name>,
+                                # improvement_vs_gss:<merge>, at_seconds:<error>:<s>
     value: float
     std: float | None = None
     params: dict = field(default_factory=dict)     # the entry applies to rows with these params
@@ -112,16 +108,6 @@ class Published:
 CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth", "bound", "no_worse", "time_to", "extreme",
                "correlation")
 ACROSS_SETS = ("extreme", "correlation")
-# The numbers a claim may compare: columns of results.csv's final rows (errors in percent),
-# test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent),
-# train_memory_mb (what training itself holds, per trial: results/schema.py), peak_memory_mb (the run's
-# process's peak resident memory, run.json: a point's own only when its sweep runs each point as a process)
-CLAIM_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
-                 "objective", "train_seconds", "predict_seconds", "n_support_vectors", "merge_time_share",
-                 "train_memory_mb", "peak_memory_mb")
-# A merge method's time saved against GSS-standard at the same budget (percent): improvement_vs_gss:<merge>
-# (training time), merge_time_improvement_vs_gss:<merge> (merging time)
-CLAIM_GAINS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
 QUANTIFIERS = ("all", "most")
 DIRECTIONS = ("lower", "higher")
 
@@ -360,7 +346,8 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
     if named:
         where += f" ({', '.join(named)})"
     entry = _mapping(check, where, entry, _ENTRY_KEYS, _ENTRY_REQUIRED)
-    values = {k: _text(check, f"{where}.{k}", entry[k]) for k in ("where", "dataset", "algorithm", "metric")}
+    values = {k: _text(check, f"{where}.{k}", entry[k]) for k in ("where", "dataset", "algorithm")}
+    values["metric"] = _metric(check, f"{where}.metric", entry["metric"])
     values["value"] = _number(check, f"{where}.value", entry["value"])
     if entry.get("std") is not None:
         values["std"] = _number(check, f"{where}.std", entry["std"])
@@ -413,8 +400,8 @@ _TEST_KEYS = {
     "speedup": (("metric", "a", "threads", "at_least"), ()),
     "growth": (("metric", "a", "at_most"), ()),
     "bound": (("metric", "a", "direction"), ("value", "value_why", "than", "at", "per")),
-    "no_worse": (("metric", "a", "b", "direction", "margin", "margin_why"), ("at", "when", "per")),
-    "time_to": (("metric", "a", "b", "direction", "at_least"), ("at_least_why", "margin", "margin_why")),
+    "no_worse": (("metric", "a", "b", "margin", "margin_why"), ("direction", "at", "when", "per")),
+    "time_to": (("metric", "a", "b", "at_least"), ("direction", "at_least_why", "margin", "margin_why")),
     "extreme": (("metric", "a", "direction", "on_set"), ()),
     "correlation": (("metric", "a", "against", "value", "value_why"), ()),
 }
@@ -442,15 +429,18 @@ def _selector(check: _File, where: str, value) -> Selector:
     return Selector(_text(check, f"{where}.algorithm", value["algorithm"]), dict(params))
 
 
-def _claim_metric(check: _File, where: str, value) -> str:
+def _metric(check: _File, where: str, value, allowed=tuple(MEASURES)) -> str:
+    """A measure's name (kernelbench.measures), e.g. test_error or counter:merge_frequency."""
     metric = _text(check, where, value)
-    kind, _, name = metric.partition(":")
-    if metric in CLAIM_METRICS or (kind in ("counter", "counter%") and name) or (
-            metric.startswith(CLAIM_GAINS) and name):
-        return metric
-    check.fail(where, f"unknown metric {metric!r}; the metrics are {', '.join(CLAIM_METRICS)}, "
-                      "counter:<name>, counter%:<name>, improvement_vs_gss:<merge> and "
-                      "merge_time_improvement_vs_gss:<merge>")
+    try:
+        measure(metric, allowed)
+    except ValueError as why:
+        check.fail(where, str(why))
+    return metric
+
+
+def _claim_metric(check: _File, where: str, value) -> str:
+    return _metric(check, where, value, CLAIM_MEASURES)
 
 
 def _claim_at(check: _File, where: str, value) -> str:
@@ -492,6 +482,10 @@ def _claim_test(check: _File, where: str, value) -> ClaimTest:
         if value["direction"] not in DIRECTIONS:
             check.fail(f"{where}.direction", f"expected lower or higher, got {_show(value['direction'])}")
         values["direction"] = value["direction"]
+    elif kind in ("no_worse", "time_to"):       # which way is better: the measure's own, when it has one
+        values["direction"] = measure(values["metric"])[0].better
+        if values["direction"] is None:
+            check.fail(where, f"a {kind} test on {values['metric']} needs direction: which way is better")
     if value.get("at") is not None:
         values["at"] = _claim_at(check, f"{where}.at", value["at"])
     if "when" in value:

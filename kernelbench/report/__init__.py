@@ -11,7 +11,6 @@ provenance; page.py renders markdown as a standalone HTML page (markdown-it-py);
 from .numbers import (
     VERDICTS,
     build_numbers,
-    metric_known,
     number_status,
     pooling_conflict,
     report_papers,
@@ -24,6 +23,6 @@ from .reproduction import absent_data, not_run_experiments, reproduction_command
 from .verdicts import CLAIM_VERDICTS, ClaimVerdict, build_report, judge_claim, judge_paper, rows_read
 
 __all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
-           "markdown_to_html", "metric_known", "not_run_experiments", "number_status", "pooling_conflict",
+           "markdown_to_html", "not_run_experiments", "number_status", "pooling_conflict",
            "report_papers", "reproduction_command", "reproduction_markdown", "rows_read", "select_rows", "shortened",
            "tolerance", "verdict_and_reason"]

@@ -12,19 +12,15 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from kernelbench.measures import measure
 from kernelbench.papers import Claim, Selector
 
 from .noise import Sample
-from .numbers import GAIN_METRICS, _at_seconds_rows, _counter, _values, pooling_conflict, select_rows
+from .numbers import _at_seconds_rows, pooling_conflict, select_rows
+from .reading import row_values, time_saved, trial_values
 
 # A horizon's time points, as fractions of its limit: log-spaced, as the papers' time axes are
 HORIZON = (0.125, 0.25, 0.5, 1.0)
-# The metrics whose value a seed-independent method repeats exactly on the same split; timings and
-# memory readings always vary between trials
-ERROR_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
-                 "objective", "n_support_vectors")
-
-
 @dataclass(frozen=True)
 class NoModel:
     """A method with no model by the test's time `limit`: its first evaluation came at `first` s
@@ -42,17 +38,9 @@ def number(x: float) -> str:
 
 
 def column(metric: str) -> str:
-    """The results.csv column a claim's metric is read from."""
-    return "test_error" if metric == "test_accuracy" else metric
-
-
-def curve_values(rows: pd.DataFrame, metric: str) -> pd.Series:
-    """`metric` on every row of `rows` (errors in percent, test_accuracy as 100 − test error), NaN
-    where a row has none: a curve read point by point."""
-    values = rows[column(metric)].astype(float) if column(metric) in rows else pd.Series(float("nan"), index=rows.index)
-    if metric == "test_accuracy":
-        return 100.0 * (1.0 - values)
-    return 100.0 * values if metric.endswith("_error") else values
+    """The results.csv column a metric is read from (a counter's: counters)."""
+    found, _ = measure(metric)
+    return found.source if found.read in ("column", "percent", "accuracy") else "counters"
 
 
 def seed_free(rows: pd.DataFrame) -> bool:
@@ -99,7 +87,8 @@ class SetRuns:
     def sample(self, method: Selector, rows: pd.DataFrame, metric: str) -> Sample | NoModel:
         """The method's trials' values of `metric` on its final rows `rows` (of one training size),
         read where the test's `at` says."""
-        if metric.startswith(GAIN_METRICS):
+        found, _ = measure(metric)
+        if found.read == "gain":
             return self.gain(method, metric)
         conflict = pooling_conflict(rows)
         if conflict:
@@ -115,11 +104,11 @@ class SetRuns:
             if not picks:
                 raise Untested(f"no evaluation of {method} on {self.dataset} within {number(limit)} s")
             rows = self.curves.loc[picks]
-        values = _values(rows, metric)
+        values = trial_values(rows, metric)
         if not len(values):
             raise Untested(f"no {metric} in the runs of {method} on {self.dataset}")
         self.runs.update(rows["run_id"])
-        return Sample.of(values, exact=metric in ERROR_METRICS and seed_free(rows))
+        return Sample.of(values, exact=not found.varies and seed_free(rows))
 
     def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float | NoModel:
         drawn = self.sample(method, rows, metric)
@@ -149,7 +138,7 @@ class SetRuns:
         reached, missed = [], 0
         curves = self.trial_curves(method, rows)
         for _, trial in curves.groupby(["run_id", "trial"]):
-            values = curve_values(trial, metric)
+            values = row_values(trial, metric)
             hit = trial[values <= target] if direction == "lower" else trial[values >= target]
             if len(hit):
                 reached.append(float(hit["train_seconds"].astype(float).min()))
@@ -193,7 +182,7 @@ class SetRuns:
         floor = self.claim.floor.get(self.dataset)
         found = {}
         for method, rows in rows_by_method.items():
-            errors = _values(rows, "test_error")
+            errors = trial_values(rows, "test_error")
             if not len(errors):
                 continue
             if floor is not None and abs(errors.mean() - floor) <= floor_points:
@@ -204,21 +193,14 @@ class SetRuns:
         return found
 
     def gain(self, method: Selector, metric: str) -> Sample:
-        """improvement_vs_gss:<merge> (merge_time_improvement_vs_gss:<merge>): per trial, 100·(1 −
-        training (merging) time of that merge method / that of GSS-standard in the same trial (the
-        same seed: the same data order), both at the method's other params (its budget); one number,
-        from the means, when the trials do not pair."""
-        def seconds(merge: str) -> pd.Series:
+        """A gain measure of the merge method its argument names against GSS-standard, both at the
+        method's other params (its budget): reading.time_saved, trial by trial."""
+        found, merge = measure(metric)
+        def rows_of(merge: str) -> pd.DataFrame:
             rows = self.final_rows(replace(method, params={**method.params, "merge": merge}))
             conflict = pooling_conflict(rows)
             if conflict:
                 raise Untested(f"{method} merge={merge} on {self.dataset}: {conflict}")
             self.runs.update(rows["run_id"])
-            values = (_counter(rows, "maintenance_seconds") if metric.startswith("merge_time_")
-                      else rows["train_seconds"].astype(float))
-            return pd.Series(values.to_numpy(dtype=float), index=rows["trial"].to_numpy()).groupby(level=0).mean()
-        ours, gss = seconds(metric.split(":", 1)[1]), seconds("gss")
-        if len(ours) > 1 and set(ours.index) == set(gss.index):
-            return Sample.of(100.0 * (1.0 - ours / gss.loc[ours.index]))
-        return Sample.of([100.0 * (1.0 - ours.mean() / gss.mean())])
-
+            return rows
+        return Sample.of(time_saved(found, rows_of(merge), rows_of("gss")))
