@@ -474,11 +474,9 @@ def table_cell(text: str) -> str:
 
 
 def shortened_quote(claim: Claim) -> str:
-    """The claim's quote, shortened to about QUOTE_CHARS characters, with its line in the paper's text."""
-    quote = " ".join(claim.quote.split())
-    if len(quote) > QUOTE_CHARS:
-        quote = quote[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-    return f"“{quote}” (line {claim.line})"
+    """The claim's quote as a reader reads it, whole (a quote is one sentence or part of one, so a cut
+    could drop its point), with where it is: "“…” (§6.2, sentence 3)"."""
+    return f"“{claim.readable}” ({claim.locator})"
 
 
 def described_test(claim: Claim) -> str:
