@@ -221,6 +221,7 @@ def test_sentence_number_counts_sentence_ends_from_the_heading():
     assert sentence_number(text, "2 Results", "It holds") == 4              # not after Figs. or vs.
     assert sentence_number(text, "1 Intro", "Then") == 2                    # not after Fig. or e.g.
     assert sentence_number(text, "2 Results", "this.") is None              # before the heading
+    assert sentence_number(text, "Ours wins", "Ours wins.Wesee") == 1        # a paragraph's first words
     assert sentence_number(text, "3 Conclusion", "It holds") is None
 
 
@@ -313,6 +314,8 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("    section: \"§5.2\"\n    sentence: 1\n", "    section: \"§5.3\"\n    sentence: 1\n",
      r"claims\[1\] \(as-accurate\)\.section: '§5.3' is not one of the file's sections \(§5.1, §5.2\)"),
     ("    sentence: 3\n", "", r"claims\[0\] \(cdsg-beats-dsg\): missing sentence"),
+    ("sections: {\"§5.1\": \"5.1 MEDIUM-SCALE DATA\",", "sections: {\"§5\": \"5 EXPERIMENT\", \"§5.1\": \"5.1 MEDIUM-SCALE DATA\",",
+     r"sections: '§5' is no claim's section"),
     ("id: as-accurate", "id: As_Accurate", r"claims\[1\] \(As_Accurate\)\.id: expected kebab-case"),
     ("id: as-accurate", "id: cdsg-beats-dsg", r"claims\[1\] \(cdsg-beats-dsg\): the id is already taken"),
     ("{covtype_subset20k: \"a 20k-row subset\"}", "{covtype: x}",

@@ -21,9 +21,10 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
     claims          (optional) the paper's conclusions drawn from its experiments, one mapping per
                     claim: the fields of `Claim`, its `test` those of `ClaimTest` (the report
                     computes each claim's verdict from the runs: kernelbench.report.verdicts)
-    sections        (with claims) where the claims sit: {label: its heading, verbatim from the text and
-                    found there once}, e.g. {"§6.2": "6.2 Experimental Results"}; a claim's `section`
-                    names one, its `sentence` counts the sentences from that heading (sentence_number)
+    sections        (with claims) where the claims sit: {label: its heading, or its paragraph's first
+                    words, verbatim from the text and found there once}, e.g. {"§6.2": "6.2 Experimental
+                    Results"}; a claim's `section` names one, its `sentence` counts the sentences from
+                    that heading (sentence_number); every label is some claim's
     extraction_defects  (optional) {verbatim: as read}: what the text extraction garbled in the claims'
                     quotes (lost ligatures, "15:3%" for "15.3%"), each repair used by a claim's `reads`
 
@@ -229,12 +230,13 @@ SENTENCE_END = re.compile(r"(?<!\bFig)(?<!\bFigs)(?<!\bal)(?<!e\.g)(?<!i\.e)(?<!
 
 
 def sentence_number(text: str, heading: str, quote: str) -> int | None:
-    """The sentence the first `quote` after `heading` starts in, counted from the heading (1: the
-    first sentence after it); None when the heading, or the quote after it, is not in `text`. All three
-    are matched whitespace-normalised."""
+    """The sentence the first `quote` from `heading` on starts in, counted from the heading (1: the
+    first sentence after it, or the one the heading opens where it is a paragraph's first words);
+    None when the heading, or the quote from it on, is not in `text`. All three are matched
+    whitespace-normalised."""
     text, heading, quote = normalised(text), normalised(heading), normalised(quote)
     start = text.find(heading)
-    at = text.find(quote, start + len(heading)) if start >= 0 else -1
+    at = text.find(quote, start) if start >= 0 else -1
     if at < 0:
         return None
     # up to the quote's first character: an end just before it looks ahead at that character
@@ -390,6 +392,9 @@ def load_paper(path) -> Paper:
     unused = [verbatim for verbatim in defects if not any(verbatim in c.quote for c in claims if c.reads)]
     if unused:                          # a repair no quote needs is a typo or a leftover
         check.fail("extraction_defects", f"{unused[0]!r} is in no claim's quote that has `reads`")
+    unused = [label for label in sections if not any(c.section == label for c in claims)]
+    if unused:
+        check.fail("sections", f"{unused[0]!r} is no claim's section")
     seen = set()
     for i, claim in enumerate(claims):
         if claim.id in seen:
