@@ -267,8 +267,10 @@ def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_v
     quote = "DSG " + "reaches a lower error than NORMA " * 6
     claims = (
         Claim("dai2014", "dsg-beats-norma", "§7", 7, quote, ("a9a", "w8a"), figure="fig1",
-              test=ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")),
-        Claim("dai2014", "as-good-as-a-net", "§7", 9, "comparable with the neural net", (), needs="a neural net"))
+              test=ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower"),
+              section="§7", sentence=2),
+        Claim("dai2014", "as-good-as-a-net", "§7", 9, "comparable with the neural net", (), needs="a neural net",
+              reads="comparable with the neural net", section="§7, Adult", sentence=3))
     # Gu et al.'s claims left out: a paper file without claims reads so
     papers = [replaced(p, claims=claims) if p.id == "dai2014" else replaced(p, claims=()) if p.id == "gu2018" else p
               for p in reproduction.report_papers()]
@@ -279,12 +281,12 @@ def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_v
     assert any(x.startswith("- Gu et al. 2018 (AsyDSSKL): no claims recorded yet") for x in lines)
     row = next(x for x in lines if x.startswith("| §7 | “DSG reaches"))
     cells = [c.strip() for c in row.strip("|").split(" | ")]
-    assert cells[1].endswith("…” (line 7)") and len(cells[1]) < 140
+    assert cells[1] == f"“{quote.strip()}” (§7, sentence 2)"      # whole: a cut could drop the point
     assert cells[2] == "test_error of dsg lower than norma; on all sets"
     assert cells[3:5] == ["1 of 2", "holds"]
     assert "a9a: dsg 15 < norma 20" in cells[5] and "w8a untested: no published run of dsg on w8a" in cells[5]
     assert len(cells[6].split(", ")) == 2               # the two runs it read
-    needs = next(x for x in lines if x.startswith("| §7 | “comparable with the neural net” (line 9)"))
+    needs = next(x for x in lines if x.startswith("| §7 | “comparable with the neural net” (§7, Adult, sentence 3)"))
     assert "| not testable here | needs a neural net |" in needs
     # the claims come before the paper's numbers
     assert lines.index("### Claims") < lines.index("### Published numbers")
@@ -302,11 +304,11 @@ def test_the_report_of_a_results_folder_lists_each_papers_claims_after_the_numbe
     from kernelbench.report import verdicts
     make_run(tmp_path, [{"trial": 0, "train_seconds": 1.0, "test_error": 0.15, "final": 1}])
     test = ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")
-    claims = (Claim("dai2014", "dsg-beats-norma", "§7", 7, "DSG wins", ("a9a",), test=test),)
+    claims = (Claim("dai2014", "dsg-beats-norma", "§7", 7, "DSG wins", ("a9a",), test=test, section="§7", sentence=1),)
     papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in verdicts.report_papers()]
     monkeypatch.setattr(verdicts, "report_papers", lambda paper=None: [p for p in papers if paper in (None, p.id)])
     markdown, table = build_report([tmp_path], paper="dai2014")
     section = markdown[markdown.index("## Dai et al. 2014 (DSG): claims"):]
-    assert "| §7 | “DSG wins” (line 7) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \
+    assert "| §7 | “DSG wins” (§7, sentence 1) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \
         in section and "no published run of norma on a9a" in section
     assert table and markdown.index("| where | dataset |") < markdown.index("## Dai et al. 2014 (DSG): claims")

@@ -21,6 +21,12 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
     claims          (optional) the paper's conclusions drawn from its experiments, one mapping per
                     claim: the fields of `Claim`, its `test` those of `ClaimTest` (the report
                     computes each claim's verdict from the runs: kernelbench.report.verdicts)
+    sections        (with claims) where the claims sit: {label: its heading, or its paragraph's first
+                    words, verbatim from the text and found there once}, e.g. {"§6.2": "6.2 Experimental
+                    Results"}; a claim's `section` names one, its `sentence` counts the sentences from
+                    that heading (sentence_number); every label is some claim's
+    extraction_defects  (optional) {verbatim: as read}: what the text extraction garbled in the claims'
+                    quotes (lost ligatures, "15:3%" for "15.3%"), each repair used by a claim's `reads`
 
 The files are read on first use (`PAPERS`, `get_paper`), not at import; `paper_ids()` only lists
 them. This module imports nothing from kernelbench but kernelbench.errors and kernelbench.measures:
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
@@ -39,7 +46,8 @@ from kernelbench.errors import ConfigError
 from kernelbench.measures import CLAIM_MEASURES, MEASURES, measure
 
 __all__ = ["ACROSS_SETS", "CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
-           "Sweep", "get_paper", "load_paper", "load_papers", "paper_ids"]
+           "SENTENCE_END", "Sweep", "get_paper", "load_paper", "load_papers", "normalised", "paper_ids", "reads_as_quote",
+           "sentence_number"]
 
 FOLDER = Path(__file__).parent
 # The order papers are listed in (that of the index of ../shared/papers); a paper file whose id is
@@ -169,6 +177,20 @@ class Claim:
     test: ClaimTest | None = None
     scale_rows: int | None = None       # the claim speaks of data this large (training rows): smaller runs
     scale_why: str = ""                 # do not test it; the words that say so
+    reads: str | None = None            # the quote as a reader reads it (spaces, symbols repaired), when
+                                        # the verbatim one is not readable (reads_as_quote ties the two)
+    section: str | None = None          # the label of the paper's `sections` the quote is in, e.g. "§6.2"
+    sentence: int | None = None         # the quote's sentence in that section, counted from its heading
+
+    @property
+    def readable(self) -> str:
+        """The quote as a reader reads it."""
+        return self.reads if self.reads is not None else " ".join(self.quote.split())
+
+    @property
+    def locator(self) -> str:
+        """Where the quote is, as a reader finds it: "§6.2, sentence 3"."""
+        return f"{self.section}, sentence {self.sentence}"
 
 
 @dataclass(frozen=True)
@@ -182,6 +204,41 @@ class Paper:
     not_tabulated: str | None = None
     published: tuple[Published, ...] = ()
     claims: tuple[Claim, ...] = ()
+    sections: dict = field(default_factory=dict)            # {label: its heading, verbatim}
+    extraction_defects: dict = field(default_factory=dict)  # {verbatim: as read}
+
+
+def normalised(text: str) -> str:
+    """Text with every run of whitespace one space (how quotes and headings are matched)."""
+    return " ".join(text.split())
+
+
+def reads_as_quote(quote: str, reads: str, defects: dict) -> bool:
+    """Whether `reads` says what `quote` says: equal, spaces aside, once each of the paper's extraction
+    `defects` ({verbatim: as read}) is repaired in the quote; a changed word or number is not."""
+    for verbatim, repaired in defects.items():
+        quote = quote.replace(verbatim, repaired)
+    return "".join(quote.split()) == "".join(reads.split())
+
+
+# A sentence ends at . or ? before a capital letter (spaces optional: some texts lost theirs), but not
+# after these abbreviations; not at ! (garbled formulas carry LaTeX's \! before capitals)
+SENTENCE_END = re.compile(r"(?<!\bFig)(?<!\bFigs)(?<!\bal)(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bEq)(?<!\bcf)(?<!\bSec)"
+                           r"[.?](?=\s*[A-Z])")
+
+
+def sentence_number(text: str, heading: str, quote: str) -> int | None:
+    """The sentence the first `quote` from `heading` on starts in, counted from the heading (1: the
+    first sentence after it, or the one the heading opens where it is a paragraph's first words);
+    None when the heading, or the quote from it on, is not in `text`. All three are matched
+    whitespace-normalised."""
+    text, heading, quote = normalised(text), normalised(heading), normalised(quote)
+    start = text.find(heading)
+    at = text.find(quote, start) if start >= 0 else -1
+    if at < 0:
+        return None
+    # up to the quote's first character: an end just before it looks ahead at that character
+    return 1 + len(SENTENCE_END.findall(text, start + len(heading), at + 1))
 
 
 def paper_ids() -> tuple[str, ...]:
@@ -214,7 +271,8 @@ def __getattr__(name):
 
 _PAPER_KEYS = {"id": True, "name": True, "citation": True, "text": True, "figure_prefix": True,
                "sweeps": True, "not_tabulated": True, "needs": False, "differences": False,
-               "published": True, "claims": False}   # key: required
+               "published": True, "claims": False, "sections": False,
+               "extraction_defects": False}   # key: required
 _CITATION_KEYS = ("authors", "title", "venue", "year")
 _SWEEP_KEYS = ("figure", "command")
 _ENTRY_KEYS = tuple(f.name for f in fields(Published) if f.name != "paper")
@@ -325,8 +383,16 @@ def load_paper(path) -> Paper:
 
     published = tuple(_entry(check, paper_id, i, entry, needs, differences)
                       for i, entry in enumerate(_list(check, "published", data["published"])))
-    claims = tuple(_claim(check, paper_id, i, claim)
+    sections = _text_mapping(check, "sections", data.get("sections"))
+    defects = _text_mapping(check, "extraction_defects", data.get("extraction_defects"), empty=True)
+    claims = tuple(_claim(check, paper_id, i, claim, sections, defects)
                    for i, claim in enumerate(_list(check, "claims", data.get("claims") or [])))
+    unused = [verbatim for verbatim in defects if not any(verbatim in c.quote for c in claims if c.reads)]
+    if unused:                          # a repair no quote needs is a typo or a leftover
+        check.fail("extraction_defects", f"{unused[0]!r} is in no claim's quote that has `reads`")
+    unused = [label for label in sections if not any(c.section == label for c in claims)]
+    if unused:
+        check.fail("sections", f"{unused[0]!r} is no claim's section")
     seen = set()
     for i, claim in enumerate(claims):
         if claim.id in seen:
@@ -336,7 +402,16 @@ def load_paper(path) -> Paper:
     return Paper(id=paper_id, name=_text(check, "name", data["name"]), citation=citation,
                  text=_text(check, "text", data["text"]), figure_prefix=prefix, sweeps=tuple(sweeps),
                  not_tabulated=_optional_text(check, "not_tabulated", data["not_tabulated"]),
-                 published=published, claims=claims)
+                 published=published, claims=claims, sections=sections, extraction_defects=defects)
+
+
+def _text_mapping(check: _File, where: str, value, *, empty=False) -> dict:
+    """{text: text}, or {} for none; `empty`: the values may be empty text."""
+    named = _mapping(check, where, value or {})
+    for key, item in named.items():
+        _text(check, where, key)
+        _text(check, f"{where}.{key}", item, empty=empty)
+    return dict(named)
 
 
 def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differences: dict) -> Published:
@@ -389,9 +464,9 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
 
 # ---- claims ----
 
-_CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "on": True, "quantifier": False,
-               "figure": False, "stand_in": False, "floor": False, "needs": False, "scale": False,
-               "test": False}  # key: required
+_CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "reads": False, "section": True,
+               "sentence": True, "on": True, "quantifier": False, "figure": False, "stand_in": False,
+               "floor": False, "needs": False, "scale": False, "test": False}  # key: required
 # Per test kind: its required keys, then the optional ones (besides `kind`)
 _TEST_KEYS = {
     "order": (("metric", "a", "b", "direction"), ("at", "when", "per")),
@@ -543,7 +618,23 @@ def _claim_test(check: _File, where: str, value) -> ClaimTest:
     return ClaimTest(**values)
 
 
-def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
+def _claim_place(check: _File, where: str, claim: dict, sections: dict, defects: dict) -> dict:
+    """The claim's `reads` (said as its quote says it), `section` (one of the paper's) and `sentence`."""
+    values = {}
+    if claim.get("reads") is not None:
+        values["reads"] = _text(check, f"{where}.reads", claim["reads"])
+        if not reads_as_quote(claim["quote"], values["reads"], defects):
+            check.fail(f"{where}.reads", "does not say what the quote says (equal but for spaces, once the "
+                                         "file's extraction_defects are repaired in the quote)")
+    values["section"] = _text(check, f"{where}.section", claim["section"])
+    if values["section"] not in sections:
+        check.fail(f"{where}.section", f"{values['section']!r} is not one of the file's sections "
+                                       f"({', '.join(sections) or 'none'})")
+    values["sentence"] = _integer(check, f"{where}.sentence", claim["sentence"], least=1)
+    return values
+
+
+def _claim(check: _File, paper_id: str, index: int, claim, sections: dict, defects: dict) -> Claim:
     where = f"claims[{index}]"
     if isinstance(claim, dict) and isinstance(claim.get("id"), str):
         where += f" ({claim['id']})"
@@ -556,7 +647,8 @@ def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
         check.fail(f"{where}.id", f"expected kebab-case (lower-case letters, digits and -), got {claim_id!r}")
     values = {"id": claim_id, "where": _text(check, f"{where}.where", claim["where"]),
               "line": _integer(check, f"{where}.line", claim["line"], least=1),
-              "quote": _text(check, f"{where}.quote", claim["quote"])}
+              "quote": _text(check, f"{where}.quote", claim["quote"]),
+              **_claim_place(check, where, claim, sections, defects)}
     on = _list(check, f"{where}.on", claim["on"])
     values["on"] = tuple(_text(check, f"{where}.on[{i}]", name) for i, name in enumerate(on))
     if len(set(values["on"])) != len(values["on"]):

@@ -44,7 +44,6 @@ from .samples import HORIZON, NoModel, SetRuns, Untested, number
 HOLDS, FAILS, NOISE, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "within noise", "untested", "not comparable"
 TESTED = (HOLDS, FAILS, NOISE)
 CLAIM_VERDICTS = (*TESTED, *(o + STAND_IN for o in TESTED), "not testable here")
-QUOTE_CHARS = 120      # a claim's quote is shown shortened to about this many characters
 # An ordering among methods whose test error lies this close (points) to the constant classifier's
 # compares classifiers that learned nothing
 FLOOR_POINTS = 0.5
@@ -536,12 +535,10 @@ def table_cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def shortened_quote(claim: Claim) -> str:
-    """The claim's quote, shortened to about QUOTE_CHARS characters, with its line in the paper's text."""
-    quote = " ".join(claim.quote.split())
-    if len(quote) > QUOTE_CHARS:
-        quote = quote[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-    return f"“{quote}” (line {claim.line})"
+def quoted(claim: Claim) -> str:
+    """The claim's quote as a reader reads it, whole (a quote is one sentence or part of one, so a cut
+    could drop its point), with where it is: "“…” (§6.2, sentence 3)"."""
+    return f"“{claim.readable}” ({claim.locator})"
 
 
 def described_test(claim: Claim) -> str:
@@ -601,7 +598,7 @@ def claims_table(verdicts: list[ClaimVerdict]) -> list[str]:
     measurement, runs."""
     lines = ["| where | claim | test | sets tested | verdict | measurement | runs |", "|---|---|---|---|---|---|---|"]
     for v in verdicts:
-        lines.append(f"| {table_cell(v.claim.where)} | {table_cell(shortened_quote(v.claim))} | "
+        lines.append(f"| {table_cell(v.claim.where)} | {table_cell(quoted(v.claim))} | "
                      f"{table_cell(described_test(v.claim))} | {v.tested} | {v.verdict} | {table_cell(v.measurement)} | "
                      f"{', '.join(v.runs)} |")
     return lines
