@@ -21,6 +21,8 @@ from .reading import row_values, time_saved, trial_values
 
 # A horizon's time points, as fractions of its limit: log-spaced, as the papers' time axes are
 HORIZON = (0.125, 0.25, 0.5, 1.0)
+
+
 @dataclass(frozen=True)
 class NoModel:
     """A method with no model by the test's time `limit`: its first evaluation came at `first` s
