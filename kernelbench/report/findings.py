@@ -14,6 +14,7 @@ from .verdicts import ClaimVerdict
 
 DECIDING_CHARS = 110     # the deciding number of a claim is clipped to about this many characters
 UNTESTABLE = "not testable here"   # the outcome of a claim with no set tested: its findings say why
+NAMED_CHARS = 70         # a named claim's deciding number, in the findings
 LISTED = 3               # claims named per outcome in a paper's findings; the others are counted
 
 
@@ -25,18 +26,18 @@ def clipped(text: str, limit: int) -> str:
     return text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
-def deciding_number(verdict: ClaimVerdict) -> str:
+def deciding_number(verdict: ClaimVerdict, limit: int = DECIDING_CHARS, *, counted: bool = True) -> str:
     """The measurement that decides the verdict: a failing claim's first failing set, a holding one's
-    first holding set (each with how many sets were tested), or why nothing was tested."""
+    first holding set (with how many sets were tested, when `counted`), or why nothing was tested."""
     claim = verdict.claim
     if claim.test is None or not verdict.sets or claim.test.kind in ACROSS_SETS:
-        return clipped(verdict.measurement, DECIDING_CHARS)
-    outcome = outcome_of(verdict.verdict)
-    decisive = next((s for s in verdict.sets if s.outcome == outcome), verdict.sets[0])
-    return clipped(f"{decisive.dataset}: {decisive.text}", DECIDING_CHARS) + f" ({verdict.tested} sets tested)"
+        return clipped(verdict.measurement, limit)
+    decisive = next((s for s in verdict.sets if s.outcome == outcome_of(verdict.verdict)), verdict.sets[0])
+    return clipped(f"{decisive.dataset}: {decisive.text}", limit) + (f" ({verdict.tested} sets tested)" if counted
+                                                                     else "")
 
 
-def short_claim(verdict: ClaimVerdict, limit: int = 70) -> str:
+def short_claim(verdict: ClaimVerdict, limit: int = 60) -> str:
     """The claim as a reader recognises it: where the paper says it, and the start of its words."""
     return f"{verdict.claim.where} “{clipped(verdict.claim.quote, limit)}”"
 
@@ -52,6 +53,16 @@ def why_untested(verdict: ClaimVerdict) -> str:
 
 def _first_clause(text: str) -> str:
     return re.split(r":| of | on | within |;|\(", " ".join(text.split()), maxsplit=1)[0].strip()
+
+
+def _where_most(verdicts: list[ClaimVerdict], outcome: str) -> str:
+    """", most often on susy (9 of 15)": the set where most of several claims meet their outcome (where
+    a group of claims falls, the main reason is often one set)."""
+    found = Counter(s.dataset for v in verdicts for s in v.sets if s.outcome == outcome)
+    if outcome == "holds" or len(verdicts) < 2 or not found:
+        return ""
+    dataset, n = found.most_common(1)[0]
+    return f", most often on {dataset} ({n} of {len(verdicts)})"
 
 
 def _qualifiers(verdicts: list[ClaimVerdict]) -> str:
@@ -86,7 +97,9 @@ def findings_paragraph(verdicts: list[ClaimVerdict]) -> str:
         for v in group:
             unique.setdefault(short_claim(v), v)
         first = list(unique.items())[:LISTED]
-        named = [text + (f" — {deciding_number(v)}" if outcome != "holds" else "") for text, v in first]
-        more = f"; and {len(group) - len(first)} more" if len(group) > len(first) else ""
-        lines.append(f"{head}: " + "; ".join(named) + more + ".")
+        named = [text + (f" — {deciding_number(v, NAMED_CHARS, counted=False)}" if outcome != "holds" else "")
+                 for text, v in first]
+        rest = sum(short_claim(v) not in dict(first) for v in group)
+        more = f"; and {rest} more" if rest else ""
+        lines.append(f"{head}{_where_most(group, outcome)}: " + "; ".join(named) + more + ".")
     return "\n".join(lines)
