@@ -3,6 +3,7 @@ results/published/, give the report the runs give; REPRODUCTION.md is a pure fun
 committed copies stay what they say and stay small."""
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -399,6 +400,18 @@ def test_reproduction_md_is_what_the_published_runs_give():
                         (f"{len(current.splitlines())} lines", f"{len(expected.splitlines())} lines"))
             pytest.fail(f"{path.relative_to(REPO)} is not what results/published gives; regenerate it: {command}\n"
                         f"  committed: {diff[0]}\n  published: {diff[1]}")
+
+
+def test_reproduction_md_is_read_in_minutes_and_shows_every_published_figure():
+    """The short report stays short (the detail pages hold the rest) and shows the figures drawn
+    from the published runs, each once."""
+    if not REPRODUCTION.is_file():
+        pytest.skip("no REPRODUCTION.md")
+    text = REPRODUCTION.read_text(encoding="utf-8")
+    assert len(text.encode()) <= 100_000, "REPRODUCTION.md over 100 KB: move the detail to the detail pages"
+    drawn = sorted(p.name for p in (PUBLISHED / "figures").glob("*.png"))
+    shown = re.findall(r"^!\[[^\]]*\]\(results/published/figures/([^)]+)\)$", text, re.M)
+    assert sorted(shown) == drawn
 
 
 def test_the_published_results_stay_within_their_size_budget(tmp_path):
