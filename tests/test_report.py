@@ -320,12 +320,12 @@ def test_the_report_of_a_results_folder_lists_each_papers_claims_after_the_numbe
     from dataclasses import replace as replaced
 
     from kernelbench.papers import Claim, ClaimTest, Selector
-    from kernelbench.report import verdicts
+    from kernelbench.report import claims_text
     make_run(tmp_path, [{"trial": 0, "train_seconds": 1.0, "test_error": 0.15, "final": 1}])
     test = ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")
     claims = (Claim("dai2014", "dsg-beats-norma", "§7", 7, "DSG wins", ("a9a",), test=test, section="§7", sentence=1),)
-    papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in verdicts.report_papers()]
-    monkeypatch.setattr(verdicts, "report_papers", lambda paper=None: [p for p in papers if paper in (None, p.id)])
+    papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in claims_text.report_papers()]
+    monkeypatch.setattr(claims_text, "report_papers", lambda paper=None: [p for p in papers if paper in (None, p.id)])
     markdown, table = build_report([tmp_path], paper="dai2014")
     section = markdown[markdown.index("## Dai et al. 2014 (DSG): claims"):]
     assert "| §7 | “DSG wins” (§7, sentence 1) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \

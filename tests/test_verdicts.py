@@ -8,7 +8,7 @@ import pytest
 
 from kernelbench.papers import Claim, ClaimTest, Selector
 from kernelbench.report import CLAIM_VERDICTS, judge_claim
-from kernelbench.report.verdicts import described_test
+from kernelbench.report.claims_text import described_test
 
 PAPER = "some2020"
 

@@ -28,7 +28,8 @@ from .reproduction import (
     reproduction_markdown,
     shortened,
 )
-from .verdicts import CLAIM_VERDICTS, ClaimVerdict, build_report, judge_claim, judge_paper, rows_read
+from .claims_text import build_report
+from .verdicts import CLAIM_VERDICTS, ClaimVerdict, judge_claim, judge_paper, rows_read
 
 __all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
            "markdown_to_html", "not_run_experiments", "number_status", "pooling_conflict",

@@ -30,7 +30,8 @@ from .paper_pages import (
     repository_links,
 )
 from .noise import RULE as NOISE_RULE
-from .verdicts import FLOOR_POINTS, LATE_FACTOR, judge_paper, table_cell
+from .claims_text import table_cell
+from .verdicts import FLOOR_POINTS, LATE_FACTOR, judge_paper
 
 REPO = Path(kernelbench.__file__).resolve().parent.parent
 

@@ -62,6 +62,7 @@ class SetRuns:
         self.claim, self.dataset, self.absent = claim, dataset, absent or {}
         self.every, self.final, self.curves = every, final, curves
         self.runs: set[str] = set()
+        self.curve_rows_read: set = set()       # the curve rows (index labels) read before the final ones
         # where the samples are read: final, or seconds:<s> (a horizon's test reads its points in turn)
         self.at = claim.test.at if claim.test is not None and not claim.test.at.startswith("horizon:") else "final"
 
@@ -143,7 +144,9 @@ class SetRuns:
             values = row_values(trial, metric)
             hit = trial[values <= target] if direction == "lower" else trial[values >= target]
             if len(hit):
-                reached.append(float(hit["train_seconds"].astype(float).min()))
+                first = hit["train_seconds"].astype(float).idxmin()
+                self.curve_rows_read.add(first)
+                reached.append(float(hit.loc[first, "train_seconds"]))
             else:
                 missed += 1
         self.runs.update(curves["run_id"])
@@ -153,7 +156,9 @@ class SetRuns:
         """With `at: seconds:…`, the curve rows (index labels) read: per trial of the runs of the
         method's final rows `rows`, its last evaluation within the limit."""
         limit = self.seconds_limit(self.at.partition(":")[2])
-        return _at_seconds_rows(self.trial_curves(method, rows), column(metric), limit, stopped_early_counts=True)
+        picked = _at_seconds_rows(self.trial_curves(method, rows), column(metric), limit, stopped_early_counts=True)
+        self.curve_rows_read.update(picked)
+        return picked
 
     def seconds_limit(self, limit: str) -> float:
         """The s of at: seconds:<s>, or of seconds:<algorithm> the mean training seconds of that
