@@ -265,6 +265,12 @@ def test_the_evaluations_a_claim_reads_within_seconds_are_kept_by_publish(monkey
     assert sorted(zip(read["algorithm"], read["train_seconds"])) == [("cdsg", 4.0), ("dsg", 5.0), ("udsg", 1.0)]
     assert rows_read(runs.assign(paper="x2019")) == []
     assert rows_read(runs.iloc[0:0]) == []
+    # a time_to test reads the evaluation where cdsg first reaches dsg's final value (0.1 + 0.15 margin)
+    reach = ClaimTest("time_to", "test_error", Selector("cdsg"), (Selector("dsg"),), direction="lower", at_least=1.0,
+                      margin=15.0, margin_why="stated")
+    monkeypatch.setattr(verdicts, "report_papers", lambda paper_id=None: [replace(paper, claims=(claim(reach),))])
+    read = runs.loc[rows_read(runs)]
+    assert sorted(zip(read["algorithm"], read["train_seconds"])) == [("cdsg", 4.0)]
 
 
 def test_a_miss_against_a_method_that_learned_something_fails_even_at_the_floor():
