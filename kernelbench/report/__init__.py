@@ -13,6 +13,7 @@ from .numbers import (
     build_numbers,
     metric_known,
     number_status,
+    numbers_sentence,
     pooling_conflict,
     report_papers,
     select_rows,
@@ -24,6 +25,6 @@ from .reproduction import absent_data, not_run_experiments, reproduction_command
 from .verdicts import CLAIM_VERDICTS, ClaimVerdict, build_report, judge_claim, judge_paper, rows_read
 
 __all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
-           "markdown_to_html", "metric_known", "not_run_experiments", "number_status", "pooling_conflict",
+           "markdown_to_html", "metric_known", "not_run_experiments", "number_status", "numbers_sentence", "pooling_conflict",
            "report_papers", "reproduction_command", "reproduction_markdown", "rows_read", "select_rows", "shortened",
            "tolerance", "verdict_and_reason"]

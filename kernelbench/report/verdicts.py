@@ -93,8 +93,9 @@ class _Set:
     """One set of a claim: the rows of each compared method, and the numbers the test reads."""
 
     def __init__(self, claim: Claim, dataset: str, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
-                 absent: dict | None = None):
+                 absent: dict | None = None, runs_are: str = "published"):
         self.claim, self.dataset, self.absent = claim, dataset, absent or {}
+        self.runs_are = runs_are        # "published" (REPRODUCTION.md) or "local" (a results folder's report)
         self.every, self.final, self.curves = every, final, curves
         self.runs: set[str] = set()
 
@@ -111,7 +112,7 @@ class _Set:
             if self.dataset in self.absent:
                 raise _Untested(f"no data here: the publishing machine had no copy of {self.dataset} "
                                 f"({self.absent[self.dataset]})")
-            raise _Untested(f"no published run of {method} on {self.dataset}")
+            raise _Untested(f"no {self.runs_are} run of {method} on {self.dataset}")
         return rows
 
     def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float | None:
@@ -352,19 +353,21 @@ def _stand_ins(claim: Claim, tested, every: pd.DataFrame) -> tuple[str, str]:
 
 
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
-                curves: pd.DataFrame | None = None, absent: dict | None = None) -> ClaimVerdict:
+                curves: pd.DataFrame | None = None, absent: dict | None = None,
+                runs_are: str = "published") -> ClaimVerdict:
     """The claim's verdict from `every` row of the runs (collect_results; `final` and `curves`
     are derived from it when not given). `absent`: {dataset: how to get it} of the data the
-    publishing machine had no copy of, named where a set has no run."""
+    publishing machine had no copy of, named where a set has no run; `runs_are`: what the runs
+    are called where a set has none ("published", or "local" for a results folder's)."""
     if claim.needs:
         return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}")
     if final is None or curves is None:
         final, curves = _final_and_curves(every)
     if claim.test.kind in ACROSS_SETS:
-        return _judge_across_sets(claim, every, final, curves, absent)
+        return _judge_across_sets(claim, every, final, curves, absent, runs_are)
     sets = []
     for dataset in claim.on:
-        case = _Set(claim, dataset, every, final, curves, absent)
+        case = _Set(claim, dataset, every, final, curves, absent, runs_are)
         try:
             outcome, text = _test_set(claim, case)
         except _Untested as why:
@@ -385,13 +388,13 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
 
 
 def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
-                       absent: dict | None) -> ClaimVerdict:
+                       absent: dict | None, runs_are: str) -> ClaimVerdict:
     """An extreme or correlation test: each set's mean of a's runs is one point; the sets without
     one are left out, and too few points leave the claim not testable here."""
     test = claim.test
     points, sets = {}, []
     for dataset in claim.on:
-        case = _Set(claim, dataset, every, final, curves, absent)
+        case = _Set(claim, dataset, every, final, curves, absent, runs_are)
         try:
             rows = case.final_rows(test.a)
             point = tuple(case.mean(test.a, rows, m) for m in (test.metric, test.against) if m is not None)
@@ -433,11 +436,12 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
                                                                      else s for s in sets), runs)
 
 
-def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None) -> list[ClaimVerdict]:
-    """Every claim of the paper judged on `every` row of the runs (collect_results); `absent` as
-    judge_claim's."""
+def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None,
+                runs_are: str = "published") -> list[ClaimVerdict]:
+    """Every claim of the paper judged on `every` row of the runs (collect_results); `absent` and
+    `runs_are` as judge_claim's."""
     final, curves = _final_and_curves(every)
-    return [judge_claim(claim, every, final, curves, absent) for claim in paper.claims]
+    return [judge_claim(claim, every, final, curves, absent, runs_are) for claim in paper.claims]
 
 
 def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
@@ -536,5 +540,5 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
     lines = []
     for p in report_papers(paper):
         if p.claims:
-            lines += [f"## {p.name}: claims", "", *claims_table(judge_paper(p, df)), ""]
+            lines += [f"## {p.name}: claims", "", *claims_table(judge_paper(p, df, runs_are="local")), ""]
     return markdown + ("\n" + "\n".join(lines) if lines else ""), table
