@@ -167,6 +167,16 @@ def test_help_exits_zero(command, options, data_dir):
             assert re.search(rf"\b{sub}\b", proc.stdout), f"{sub} missing from --help"
 
 
+def test_help_prose_is_wrapped_by_the_terminal_not_by_the_source(data_dir):
+    """A docstring paragraph past the first is one line that the terminal wraps at its width (250
+    columns here): no sentence breaks where the source file happened to wrap it."""
+    proc = kb("sweep", "--help", data_dir=data_dir)
+    assert proc.returncode == 0, describe(proc)
+    assert "sweeps a dotted config key; one value is a plain override (--over tags.figure=fig2). The points" \
+        in proc.stdout
+    assert "   --over algorithm.params.threads=1,2            speed-up vs threads" in proc.stdout   # kept as written
+
+
 def test_installed_console_script_runs(data_dir):
     script = Path(sys.executable).with_name("kernelbench")
     if not script.exists():

@@ -22,6 +22,7 @@ from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.cli.demo import demo
 from kernelbench.cli.downloads import AssumeYes, dataset_files_first
+from kernelbench.cli.helptext import unwrap_help
 from kernelbench.cli.overrides import parse_sets
 from kernelbench.cli.summaries import print_compare_command, print_grid_summary, print_run_summary, print_tune_summary
 from kernelbench.cli.sweep import sweep
@@ -435,6 +436,7 @@ app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and loca
 app.command("bench")(bench)
 app.command("demo")(demo)
 app.command("sweep")(sweep)
+unwrap_help(app, datasets_app)
 
 
 def _exit_interrupted(e: KeyboardInterrupt):
