@@ -158,7 +158,7 @@ def test_cli_writes_both_files_and_refuses_missing_folders(tmp_path):
     assert (tmp_path / "rep" / "report.html").exists()
     # the terminal gets a line a paper and where the file is, never the file; the runs are local ones
     lines = proc.stdout.splitlines()
-    assert sorted(line.split(":")[0] for line in lines[:-1]) == sorted(p.name for p in PAPERS.values() if p.published)
+    assert sorted(line.split(":")[0] for line in lines[:-1]) == sorted(p.name for p in PAPERS.values())
     dai = next(line for line in lines if line.startswith("Dai et al. 2014"))
     assert "1 reproduced" in dai and dai.endswith("(local runs)") and "published run" not in proc.stdout
     assert lines[-1].startswith(f"report: {tmp_path / 'rep' / 'report.md'} and ") and "15.500" not in proc.stdout

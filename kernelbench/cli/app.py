@@ -383,6 +383,7 @@ def report(
         build_report,
         markdown_to_html,
         numbers_sentence,
+        report_papers,
         reproduction_command,
         reproduction_markdown,
     )
@@ -426,8 +427,10 @@ def report(
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "report.md", markdown)
     atomic_write_text(out / "report.html", markdown_to_html(markdown))
-    for paper in dict.fromkeys(r["paper"] for r in table):      # one line a paper; the tables are in the file
-        typer.echo(f"{paper}: {numbers_sentence([r for r in table if r['paper'] == paper])} (local runs)")
+    for paper in report_papers():       # one line a paper; the tables are in the file
+        mine = [r for r in table if r["paper"] == paper.name]
+        said = numbers_sentence(mine) if mine else "no printed number to set ours beside; its claims are in the file"
+        typer.echo(f"{paper.name}: {said} (local runs)")
     typer.echo(f"report: {out / 'report.md'} and {out / 'report.html'} (every number and claim, on the local runs "
                f"under {', '.join(map(str, folders))})")
 

@@ -13,6 +13,7 @@ from kernelbench._vocab import HEADLINE_METRICS
 
 
 VALIDATION_WORDS = {"test_error": "validation error", "test_mse": "validation MSE", "test_mae": "validation MAE"}
+CONFIG_SETTING = "the config's setting"         # a best with no searched parameter
 
 
 def print_grid_summary(run_dir: Path):
@@ -54,7 +55,7 @@ def print_grid_summary(run_dir: Path):
         typer.echo("  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip())
     best = record.best or {}
     params = best.get("params", {})
-    chosen = ", ".join(f"{k}={value_text(v)}" for k, v in params.items()) or "the config's setting"
+    chosen = ", ".join(f"{k}={value_text(v)}" for k, v in params.items()) or CONFIG_SETTING
     typer.echo(f"best: {chosen}" + (f": {words} {score(best)}" if best else ""))
     for warning in edge_warnings(axes, params):
         typer.echo(f"warning: {warning}")
@@ -97,9 +98,8 @@ def _metric_text(metric: str, value) -> str:
 
 
 def print_tune_summary(run_dir: Path):
-    from kernelbench.results import RunRecord
-
     from kernelbench.report.compare import value_text
+    from kernelbench.results import RunRecord
 
     record = RunRecord.load(run_dir)
     best = record.best or {}
@@ -111,7 +111,7 @@ def print_tune_summary(run_dir: Path):
     typer.echo(f"{len(record.settings or [])} settings tried in {record.search_seconds or 0:.0f} s "
                f"({record.validation} validation on the training part, budgets {record.rungs})")
     chosen = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(best.get("params", {}).items()))
-    typer.echo(f"best: {chosen or 'the config setting'}: {score}")
+    typer.echo(f"best: {chosen or CONFIG_SETTING}: {score}")
     if best.get("decision"):
         verdict = "kept the config's own setting" if best.get("kept_incumbent") else "chose the search's best"
         typer.echo(f"{verdict}: {best['decision']}")
