@@ -582,6 +582,11 @@ def test_tune_ends_with_the_results_and_the_compare_command_of_its_run_folder(tm
     assert results_path_from_stdout(proc, REPO).resolve() == (folder / "results.csv").resolve()
     command = shlex.split(proc.stdout.strip().splitlines()[-1].removeprefix("compare: "))
     assert command[-2:] == ["compare", str(folder)]
+    # the best setting's values to 4 significant digits, its score named as a validation error
+    best = next(line for line in proc.stdout.splitlines() if line.startswith("best: "))
+    assert re.match(r"best: (\w+=[^,:]+, )*\w+=[^,:]+: validation error \d\.\d{4}", best), best
+    assert all(len(re.sub(r"\D", "", value).lstrip("0")) <= 4
+               for value in re.findall(r"=([\d.e+-]+)", best.split(": validation")[0])), best
 
 
 def test_fetch_without_network_fails_fast_and_leaves_no_partial_file(tmp_path, data_dir):

@@ -34,3 +34,17 @@ def test_the_demo_runs_offline_and_ends_with_the_page_and_the_papers_numbers(tmp
     assert {name: float(value) for name, value in printed.items()} == {k: round(v, 1) for k, v in measured.items()}
     assert "(paper 15.3 %)" in lines[-1] and lines[-1].count("(paper 15.0 %)") == 2
     assert "of 3 within the report's tolerance" in lines[-1] and "best exact-kernel method" in lines[-1]
+
+
+def test_the_demo_outside_the_checkout_names_the_configs_it_needs(tmp_path, monkeypatch, capsys):
+    from kernelbench.cli import main
+
+    monkeypatch.chdir(tmp_path)                 # no configs/ here
+    try:
+        main(["demo", "--out", str(tmp_path / "demo")])
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2 and "configs/a9a_dsg_dai2014.yaml" in err and "--configs" in err, err
+    assert not (tmp_path / "demo").exists()
