@@ -137,12 +137,25 @@ def parse_csv(path: Path, folder: Path, options: CsvOptions, *, member=None,
     writer.close()
     y = np.concatenate(labels)
     if names:
-        classes, codes = np.unique(np.concatenate(names), return_inverse=True)
-        report.classes, y = [str(c) for c in classes], codes.astype(np.float64)
+        report.classes, y = class_codes(np.concatenate(names))
     np.save(folder / "y.npy", y)
     report.sha256 = digest.hexdigest()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def class_codes(names: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Class names as the labels 0, 1, ... in sorted order (scikit-learn's LabelEncoder order), and
+    the names in that order."""
+    classes, codes = np.unique(names, return_inverse=True)
+    return [str(c) for c in classes], codes.astype(np.float64)
+
+
+def class_names(labels) -> bool:
+    """Whether labels are names only (strings, none of them reading as a number)."""
+    import pandas as pd     # heavy, and only CSV files need it
+
+    return _class_names(pd.Series(labels)) if np.asarray(labels).dtype.kind in "USO" else False
 
 
 def _class_names(column) -> bool:

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from kernelbench.errors import DataError, require_extra
 
 from .blocks import ParseReport, to_csr32
-from .delimited import CsvOptions, csv_has_header, parse_csv
+from .delimited import CsvOptions, class_codes, class_names, csv_has_header, parse_csv
 from .local import DECOMPRESSION_ERRORS, compression_of, open_decompressed
 from .parse import parse_cached
 from .svmlight import SvmlightOptions, parse_svmlight
@@ -271,6 +271,8 @@ def _parse_array_file(p: Path, folder: Path, fmt: str, options: FileOptions, dty
     names = None
     if fmt == "npz":
         X, y = _npz_arrays(p, options)
+        if class_names(y):              # string labels, as scikit-learn takes them
+            report.classes, y = class_codes(y)
     else:
         if fmt == "npy":
             table = _npy_table(p)

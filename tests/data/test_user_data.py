@@ -162,3 +162,15 @@ def test_svmlight_train_and_test_files_share_one_index_base(tmp_path):
                                   X_tr.toarray())
     np.testing.assert_array_equal(np.asarray(ds.X_test.todense() if sp.issparse(ds.X_test) else ds.X_test),
                                   X_te.toarray())
+
+
+def test_an_npz_with_class_names_as_labels_reads_them_as_scikit_learn_encodes_them(tmp_path):
+    from sklearn.preprocessing import LabelEncoder
+
+    names = np.array(["setosa", "virginica", "versicolor"])[np.arange(40) % 3]
+    np.savez(tmp_path / "tr.npz", X=FEATURES, y=names)
+    np.savez(tmp_path / "te.npz", X=FEATURES[:5], y=names[1:6])
+    ds = _load(tmp_path / "tr.npz", test_path=tmp_path / "te.npz")
+    encoder = LabelEncoder().fit(names)
+    assert np.array_equal(ds.y_train, encoder.transform(names)) and np.array_equal(ds.y_test, encoder.transform(names[1:6]))
+    assert ds.provenance["files"][0]["label_classes"] == {name: i for i, name in enumerate(encoder.classes_)}
