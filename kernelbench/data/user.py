@@ -280,10 +280,9 @@ def _parse_array_file(p: Path, folder: Path, fmt: str, options: FileOptions, dty
                 raise DataError(f"{p}: dataset.label {options.label!r} is a column name, but a .npy array has no "
                                 "column names. Give the label column's index (0 the first, -1 the last).")
         else:
-            table, names = _parquet_table(p)
+            table, names, report.classes = _parquet_table(p, options.label)
         width = table.shape[1]
-        label = 0 if options.label is None else options.label
-        column = _column_by_name(p, label, names) if isinstance(label, str) else _column_by_index(p, label, width)
+        column = _label_column(p, options.label, names, width)
         if width < 2:
             raise DataError(f"{p}: {width} column; need the label column and at least one feature column.")
         y = table[:, column]
@@ -327,7 +326,14 @@ def _npz_arrays(p: Path, options: FileOptions):
                         "arrays).") from None
 
 
-def _parquet_table(p: Path):
+def _label_column(p: Path, label, names, width: int) -> int:
+    """The index of the label column of a table: `dataset.label` by name or index (default 0)."""
+    label = 0 if label is None else label
+    return _column_by_name(p, label, names) if isinstance(label, str) else _column_by_index(p, label, width)
+
+
+def _parquet_table(p: Path, label):
+    """(the table as float64, its column names, the class names its label column held or None)."""
     require_extra("pyarrow", "reading Parquet files")
     import pandas as pd     # heavy, and only tables need it
 
@@ -336,7 +342,12 @@ def _parquet_table(p: Path):
     except (OSError, ValueError) as exc:
         raise DataError(f"{p}: not a readable Parquet file ({exc}). Replace it.") from None
     names = [str(c) for c in frame.columns]
-    return _numeric_frame(frame, str(p), names).to_numpy(dtype=np.float64), names
+    column = frame.columns[_label_column(p, label, names, len(names))]
+    classes = None
+    if class_names(frame[column]):      # string labels, as scikit-learn takes them
+        classes, codes = class_codes(frame[column].to_numpy())
+        frame[column] = codes
+    return _numeric_frame(frame, str(p), names).to_numpy(dtype=np.float64), names, classes
 
 
 # ------------------------------------------------------------------ the checks every source gets

@@ -174,3 +174,16 @@ def test_an_npz_with_class_names_as_labels_reads_them_as_scikit_learn_encodes_th
     encoder = LabelEncoder().fit(names)
     assert np.array_equal(ds.y_train, encoder.transform(names)) and np.array_equal(ds.y_test, encoder.transform(names[1:6]))
     assert ds.provenance["files"][0]["label_classes"] == {name: i for i, name in enumerate(encoder.classes_)}
+
+
+def test_a_parquet_label_column_of_class_names_reads_as_scikit_learn_encodes_it(tmp_path):
+    from sklearn.preprocessing import LabelEncoder
+
+    names = np.array(["no", "yes"])[(FEATURES[:, 0] > 0).astype(int)]
+    pd.DataFrame({"a": FEATURES[:, 0], "answer": names, "b": FEATURES[:, 1]}).to_parquet(tmp_path / "t.parquet")
+    ds = _load(tmp_path / "t.parquet", label="answer")
+    assert np.array_equal(ds.y_train, LabelEncoder().fit_transform(names))
+    assert ds.provenance["files"][0]["label_classes"] == {"no": 0, "yes": 1}
+    pd.DataFrame({"a": FEATURES[:, 0], "answer": names, "b": names}).to_parquet(tmp_path / "f.parquet")
+    with pytest.raises(DataError, match="column 2 \\('b'\\).*not a number"):        # a feature of names is not a label
+        _load(tmp_path / "f.parquet", label="answer")
