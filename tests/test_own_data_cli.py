@@ -198,3 +198,18 @@ def test_class_names_as_labels_are_numbered_recorded_and_scored_as_scikit_learn_
     expected = 1 - svc.score(test[["x1", "x2"]], test["answer"])
     rows = pd.read_csv(run_dir / "results.csv")
     assert rows.loc[rows["final"] == 1, "test_error"].item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_file_without_header_whose_first_column_holds_class_names_keeps_its_first_row(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """"yes,0.3,..." opens the file: a name in the label column of every line is a class, not a header."""
+    rows = "".join(f"{'yes' if i % 2 else 'no'},{0.1 * i:.1f},{(-1) ** i * 0.2:.1f}\n" for i in range(30))
+    (tmp_path / "train.csv").write_text(rows)
+    (tmp_path / "c.yaml").write_text("dataset: {path: train.csv, test: none}\n"
+                                     "algorithm: {name: libsvm, params: {C: 1.0, gamma: 0.5}}\n")
+    code, _, stderr = _main_in_process(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")],
+                                       cwd=tmp_path, data_dir=tmp_path / "cache", monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0, stderr
+    (run_dir,) = list((tmp_path / "out").iterdir())
+    dataset = json.loads((run_dir / "run.json").read_text())["dataset"]
+    assert dataset["n_train"] == 30 and '"label_classes": {"no": 0, "yes": 1}' in json.dumps(dataset)

@@ -32,18 +32,27 @@ class CsvOptions:
 
 
 def csv_has_header(path: Path, member, delimiter: str) -> bool:
+    """Whether the first line is a header: it holds a field that is not a number, unless that is its
+    only such field and the next line has a name in the same column (a column of class names)."""
     try:
         with open_decompressed(path, None, member) as fh:
-            first = fh.readline().decode("utf-8", "replace")
+            lines = [line.decode("utf-8", "replace") for line, _ in zip(fh, range(2))]
     except DECOMPRESSION_ERRORS:
         return False
-    for token in (t.strip() for t in first.strip().split(delimiter)):
-        try:
-            float(token)
-        except ValueError:
-            if token:
-                return True
-    return False
+    rows = [[t.strip() for t in line.strip().split(delimiter)] for line in lines]
+    words = [i for i, token in enumerate(rows[0] if rows else []) if token and not _is_number(token)]
+    below = rows[1][words[0]] if len(words) == 1 and len(rows) > 1 and len(rows[1]) > words[0] else ""
+    if below and not _is_number(below):
+        return False
+    return bool(words)
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
 
 
 class _QueueStream(io.RawIOBase):
