@@ -5,6 +5,7 @@ field is tests/config/test_config.py's), that every generated section a page ask
 that the README keeps to its size budget. `make docs` builds the site with warnings as errors (CI runs it)."""
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 from pathlib import Path
@@ -59,7 +60,9 @@ def test_every_page_of_the_nav_exists_and_every_page_is_in_the_nav():
 def test_every_generated_section_a_page_asks_for_is_rendered(hooks):
     asked = {name for page in PAGES.rglob("*.md")
              for name in hooks.MARKER.findall(page.read_text(encoding="utf-8"))}
-    assert {"algorithms", "config", "cli", "REPRODUCTION.md"} <= asked
+    from kernelbench.papers import paper_ids
+    assert {"algorithms", "config", "cli", "reproduction"} <= asked
+    assert {f"{kind}/{paper}" for paper in paper_ids() for kind in ("paper", "details")} <= asked
     for page in PAGES.rglob("*.md"):
         rendered = hooks.render(page.read_text(encoding="utf-8"))
         assert "<!-- generated:" not in rendered, page
@@ -70,11 +73,24 @@ def test_an_unknown_generated_section_fails_the_build(hooks):
         hooks.render("# page\n<!-- generated: nonsense -->\n")
 
 
-def test_the_reproduction_page_is_reproduction_md_as_it_is(hooks):
-    page = (PAGES / "results" / "reproduction.md").read_text(encoding="utf-8")
-    page = re.sub(r"\A---\n.*?\n---\n", "", page, flags=re.S)     # front matter: MkDocs takes it off first
-    reproduction = (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8").strip()
-    assert hooks.render(page).strip() == hooks.escape_placeholders(reproduction)
+def _as_read(markdown: str) -> list[str]:
+    """A page's lines as a reader reads them: links' targets, the site's verdict spans and escapes left out."""
+    text = re.sub(r"\]\([^)]*\)", "]()", markdown)
+    return html.unescape(re.sub(r"</?span[^>]*>", "", text)).splitlines()
+
+
+def test_the_site_says_what_reproduction_md_says(hooks):
+    """The site's report pages are REPRODUCTION.md with the site's links: the same summary rows and
+    findings on its report page, the same claims rows on the papers' pages."""
+    reproduction = _as_read((ROOT / "REPRODUCTION.md").read_text(encoding="utf-8"))
+    summary = [x for x in reproduction if x.startswith("- **") or re.match(r"\| \[.*\]\(\) \| (\d+ claims|no claims)", x)]
+    rows = [x for x in reproduction if x.startswith("| [") and x not in summary]
+    assert len(summary) > 10 and len(rows) > 100
+    overview = _as_read(hooks.render("<!-- generated: reproduction -->"))
+    assert [x for x in summary if x not in overview] == []
+    on_pages = [x for page in sorted(PAGES.glob("results/*.md")) if "<!-- generated: paper/" in page.read_text()
+                for x in _as_read(hooks.render(page.read_text(encoding="utf-8"))) if x.startswith("| [")]
+    assert sorted(on_pages) == sorted(rows)
 
 
 def test_placeholders_outside_code_are_shown_not_taken_for_html(hooks):

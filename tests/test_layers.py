@@ -22,7 +22,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
 LAYERS = {
-    "kernelbench": 0, "kernelbench.errors": 0, "kernelbench._vocab": 0, "kernelbench._io": 0,
+    "kernelbench": 0, "kernelbench.errors": 0, "kernelbench._vocab": 0, "kernelbench._io": 0, "kernelbench.measures": 0,
     "kernelbench.spaces": 1, "kernelbench.params": 1, "kernelbench.papers": 1, "kernelbench.semisupervised": 1,
     "kernelbench.algorithms": 2, "kernelbench.solvers": 2, "kernelbench.baselines": 2,
     "kernelbench.estimators": 3,

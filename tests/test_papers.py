@@ -2,6 +2,7 @@
 values), read and checked by the package; the report and `reproduce` take their papers from it."""
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 from dataclasses import asdict
@@ -14,8 +15,9 @@ from kernelbench.data.registry import dataset_names
 from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
 from kernelbench.experiment.sweep import parse_command
-from kernelbench.papers import CLAIM_METRICS, PAPERS, Claim, ClaimTest, Published, Selector, get_paper, load_paper, paper_ids
-from kernelbench.report import metric_known
+from kernelbench.measures import CLAIM_MEASURES, MEASURES, READS, measure
+from kernelbench.papers import (PAPERS, SENTENCE_END, Claim, ClaimTest, Published, Selector, get_paper, load_paper,
+                                paper_ids, reads_as_quote, sentence_number)
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = Path(papers.__file__).parent
@@ -47,12 +49,16 @@ def test_the_papers_in_their_canonical_order():
         get_paper("dai2015")
 
 
-def test_the_report_knows_every_metric():
+def test_every_published_metric_is_a_measure_and_an_unknown_one_names_the_nearest():
     for e in ENTRIES:
-        assert metric_known(e.metric), entry_id(e)
+        assert measure(e.metric)[0].name == e.metric.partition(":")[0], entry_id(e)
     for bad in ("test_eror", "counter:", "at_seconds:train_error", "at_seconds:objective:10",
-                "at_seconds:test_error:soon", "improvement_vs_gss:"):
-        assert not metric_known(bad), bad
+                "at_seconds:test_error:soon", "improvement_vs_gss:", "test_error:x"):
+        with pytest.raises(ValueError, match="unknown metric"):
+            measure(bad)
+    with pytest.raises(ValueError, match=r"unknown metric 'test_eror' \(did you mean test_error\?\); the metrics are"):
+        measure("test_eror")
+    assert measure("improvement_vs_gss:lookup-wd") == (MEASURES["improvement_vs_gss"], "lookup-wd")
 
 
 def test_an_entry_without_needs_names_a_registered_algorithm_and_dataset():
@@ -118,7 +124,10 @@ claims:
   - id: cdsg-beats-dsg
     where: §5.1, Fig. 1
     line: 412
-    quote: "CDSG outperforms DSG"
+    section: "§5.1"
+    sentence: 3
+    quote: "CDSGoutperformsDSGby15:3%"
+    reads: "CDSG outperforms DSG by 15.3 %"
     on: [a9a, covtype_subset20k, ijcnn1]
     quantifier: most
     figure: fig1
@@ -129,15 +138,21 @@ claims:
   - id: as-accurate
     where: §5.2
     line: 420
+    section: "§5.2"
+    sentence: 1
     quote: "as accurate as"
     on: [a9a]
     test: {kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: "Table 2 stds"}
   - id: needs-a-net
     where: §5.3
     line: 430
+    section: "§5.2"
+    sentence: 2
     quote: "comparable with neural nets"
     on: []
     needs: a neural-net comparator
+extraction_defects: {"15:3%": "15.3%"}
+sections: {"§5.1": "5.1 MEDIUM-SCALE DATA", "§5.2": "5.2 LARGE-SCALE DATA"}
 """
 
 
@@ -166,22 +181,36 @@ def test_claims_are_typed_with_their_test_and_a_paper_without_claims_has_none(tm
     paper = load_paper(write(tmp_path, GOOD))
     first, similar, needs = paper.claims
     assert first == Claim(
-        paper="some2020", id="cdsg-beats-dsg", where="§5.1, Fig. 1", line=412, quote="CDSG outperforms DSG",
+        paper="some2020", id="cdsg-beats-dsg", where="§5.1, Fig. 1", line=412, quote="CDSGoutperformsDSGby15:3%",
         on=("a9a", "covtype_subset20k", "ijcnn1"), quantifier="most", figure="fig1",
         stand_in={"covtype_subset20k": "a 20k-row subset"}, floor={"ijcnn1": 9.5},
         test=ClaimTest("order", "objective", Selector("cdsg"), (Selector("dsg"), Selector("udsg", {"loss": "hinge"})),
-                       direction="lower", at="seconds:libsvm", per="n_train"))
+                       direction="lower", at="seconds:libsvm", per="n_train"),
+        reads="CDSG outperforms DSG by 15.3 %", section="§5.1", sentence=3)
+    assert first.locator == "§5.1, sentence 3" and similar.readable == "as accurate as"
+    assert paper.sections["§5.2"] == "5.2 LARGE-SCALE DATA" and paper.extraction_defects == {"15:3%": "15.3%"}
     assert similar.quantifier == "all" and similar.test.at == "final" and similar.test.b == (Selector("dsg"),)
     assert similar.test.margin == 1.0 and similar.test.margin_why == "Table 2 stds"
     assert needs.test is None and needs.needs == "a neural-net comparator"
     assert load_paper(write(tmp_path, GOOD[:GOOD.index("claims:")])).claims == ()
+    # a one-sided no_worse test whose margin is the trials' standard deviation; a claim's scale
+    text = GOOD.replace("    on: [a9a]\n    test: {kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0,",
+                        "    on: [a9a]\n    scale: {rows: 1000000, why: huge data}\n"
+                        "    test: {kind: no_worse, metric: test_accuracy, a: cdsg, b: dsg, margin: sd,")
+    no_worse = load_paper(write(tmp_path, text)).claims[1]
+    # which way is better comes from the measure: accuracy, higher
+    assert no_worse.test.kind == "no_worse" and no_worse.test.margin == "sd" and no_worse.test.direction == "higher"
+    assert (no_worse.scale_rows, no_worse.scale_why) == (1_000_000, "huge data")
 
 
-def test_every_claim_metric_is_a_results_column():
+def test_every_measure_reads_a_results_column_or_a_counter():
     from kernelbench.results.schema import COLUMNS
-    # test_accuracy is 100 − test_error; merge_time_share is 100 · maintenance_seconds (a counter) / train_seconds;
     # peak_memory_mb comes from run.json, a column the results frame adds to every run's rows
-    assert set(CLAIM_METRICS) - {"test_accuracy", "merge_time_share", "peak_memory_mb"} <= set(COLUMNS)
+    for m in MEASURES.values():
+        if m.read in ("column", "percent", "accuracy"):
+            assert m.source in set(COLUMNS) | {"peak_memory_mb"}, m.name
+        assert m.read in READS and m.better in ("lower", "higher", None), m.name
+    assert "at_seconds" not in CLAIM_MEASURES and "test_accuracy" in CLAIM_MEASURES
 
 
 def test_a_claim_names_registered_sets_and_algorithms():
@@ -198,6 +227,58 @@ def test_a_claim_names_registered_sets_and_algorithms():
 
 def _normalised(text: str) -> str:
     return " ".join(text.split())
+
+
+def test_sentence_number_counts_sentence_ends_from_the_heading():
+    text = "1 Intro Fig. B shows e.g. SVM this. Then 2 Results Ours wins.Wesee 15.3 % gains. See Figs. 1a and vs. B. It holds."
+    assert sentence_number(text, "2 Results", "Ours wins") == 1
+    assert sentence_number(text, "2 Results", "Wesee") == 2                 # a text that lost its spaces
+    assert sentence_number(text, "2 Results", "It holds") == 4              # not after Figs. or vs.
+    assert sentence_number(text, "1 Intro", "Then") == 2                    # not after Fig. or e.g.
+    assert sentence_number(text, "2 Results", "this.") is None              # before the heading
+    assert sentence_number(text, "Ours wins", "Ours wins.Wesee") == 1        # a paragraph's first words
+    assert sentence_number(text, "3 Conclusion", "It holds") is None
+
+
+def test_a_readable_quote_differs_from_the_verbatim_one_only_by_spaces_and_declared_repairs():
+    defects = {"15:3%": "15.3%", "byxedand": "by fixed and"}
+    assert reads_as_quote("Ourrateis15:3%,byxedandjoint", "Our rate is 15.3 %, by fixed and joint", defects)
+    assert not reads_as_quote("Ourrateis15:3%", "Our rate is 15.3 %", {})            # an undeclared repair
+    assert not reads_as_quote("Ourrateis15:3%", "Our rate is 16.3 %", defects)      # a changed number
+    assert not reads_as_quote("Ourrateis15:3%", "Our rate is 15.3 %.", defects)     # an added character
+
+
+@pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
+def test_every_claims_sentence_is_counted_from_its_sections_heading_found_once():
+    for paper in PAPERS.values():
+        text = _normalised((SHARED_PAPERS / paper.text).read_text(encoding="utf-8"))
+        for label, heading in paper.sections.items():
+            assert text.count(_normalised(heading)) == 1, f"{paper.id}: section {label}: heading {heading!r}"
+        for c in paper.claims:
+            assert sentence_number(text, paper.sections[c.section], c.quote) == c.sentence, (
+                f"{paper.id}: claim {c.id}: not sentence {c.sentence} of {c.section}")
+
+
+# A quote whose words ran together (a word this long) cannot be read as it is
+UNREADABLE_WORD = 25
+
+
+@pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
+def test_a_quote_is_read_whole_and_readable():
+    """No quote stops inside a word or number ("savings of about 44" of "44 %"); one that lost its spaces
+    or carries an extraction defect has `reads`."""
+    for paper in PAPERS.values():
+        text = _normalised((SHARED_PAPERS / paper.text).read_text(encoding="utf-8"))
+        for c in paper.claims:
+            quote = _normalised(c.quote)
+            after = text[text.find(quote) + len(quote):][:1]
+            cut = quote[-1].isalnum() and (after.isalnum() or after == "%")
+            assert not cut, f"{paper.id}: claim {c.id}: the quote stops before {after!r}"
+            garbled = any(d in c.quote for d in paper.extraction_defects) or any(
+                len(word) > UNREADABLE_WORD for word in re.findall(r"[A-Za-z]+", c.quote))
+            assert c.reads or not garbled, f"{paper.id}: claim {c.id}: an unreadable quote without reads"
+            # one sentence or part of one: the report shows it whole
+            assert not SENTENCE_END.search(c.readable[:-1]), f"{paper.id}: claim {c.id}: more than one sentence"
 
 
 @pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
@@ -236,6 +317,20 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("    figure: fig1\n    stand", "    figur: fig1\n    stand", r"claims\[0\] \(cdsg-beats-dsg\): unknown key 'figur'"),
     ("    line: 412\n", "", r"claims\[0\] \(cdsg-beats-dsg\): missing line"),
     ("    line: 412\n", "    line: 0\n", r"claims\[0\] .*\.line: expected an integer ≥ 1, got int 0"),
+    # a readable quote says what the verbatim one says: a changed number, or a repair the file does not declare
+    ("reads: \"CDSG outperforms DSG by 15.3 %\"", "reads: \"CDSG outperforms DSG by 15.8 %\"",
+     r"claims\[0\] .*\.reads: does not say what the quote says"),
+    ("reads: \"CDSG outperforms DSG by 15.3 %\"", "reads: \"CDSG outperforms UDSG by 15.3 %\"",
+     r"claims\[0\] .*\.reads: does not say what the quote says"),
+    ("extraction_defects: {\"15:3%\": \"15.3%\"}", "extraction_defects: {}",
+     r"claims\[0\] .*\.reads: does not say what the quote says"),
+    ("extraction_defects: {\"15:3%\": \"15.3%\"}", "extraction_defects: {\"15:3%\": \"15.3%\", \"xed\": \"fixed\"}",
+     r"extraction_defects: 'xed' is in no claim's quote that has `reads`"),
+    ("    section: \"§5.2\"\n    sentence: 1\n", "    section: \"§5.3\"\n    sentence: 1\n",
+     r"claims\[1\] \(as-accurate\)\.section: '§5.3' is not one of the file's sections \(§5.1, §5.2\)"),
+    ("    sentence: 3\n", "", r"claims\[0\] \(cdsg-beats-dsg\): missing sentence"),
+    ("sections: {\"§5.1\": \"5.1 MEDIUM-SCALE DATA\",", "sections: {\"§5\": \"5 EXPERIMENT\", \"§5.1\": \"5.1 MEDIUM-SCALE DATA\",",
+     r"sections: '§5' is no claim's section"),
     ("id: as-accurate", "id: As_Accurate", r"claims\[1\] \(As_Accurate\)\.id: expected kebab-case"),
     ("id: as-accurate", "id: cdsg-beats-dsg", r"claims\[1\] \(cdsg-beats-dsg\): the id is already taken"),
     ("{covtype_subset20k: \"a 20k-row subset\"}", "{covtype: x}",
@@ -244,7 +339,8 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("kind: order", "kind: before", r"claims\[0\] .*\.test\.kind: expected one of order, similar, ratio, speedup, growth"),
     ("direction: lower", "direction: down", r"claims\[0\] .*\.test\.direction: expected lower or higher"),
     ("metric: objective", "metric: objectiv", r"claims\[0\] .*\.test\.metric: unknown metric 'objectiv'"),
-    ("at: \"seconds:libsvm\"", "at: later", r"claims\[0\] .*\.test\.at: expected final, seconds:<s> or seconds:<al"),
+    ("at: \"seconds:libsvm\"", "at: later", r"claims\[0\] .*\.test\.at: expected final, seconds:<s>, seconds:<algorithm>, horizon:"),
+    ("per: n_train}", "per: n_train, when: most}", r"claims\[0\] .*\.test\.when: expected all or most, with at: horizon"),
     ("at: \"seconds:libsvm\"", "at: \"seconds:-3\"", r"claims\[0\] .*\.test\.at: expected seconds above 0"),
     ("per: n_train", "per: n_test", r"claims\[0\] .*\.test\.per: expected n_train or null"),
     ("{algorithm: udsg, params: {loss: hinge}}", "{algo: udsg}", r"claims\[0\] .*\.test\.b\[1\]: unknown key 'algo'"),
@@ -270,6 +366,12 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("{kind: similar, metric: test_accuracy, a: cdsg, b: dsg, margin: 1.0, margin_why: \"Table 2 stds\"}", "{kind: bound, metric: objective, a: cdsg, direction: lower, than: objectiv}",
      r"claims\[1\] .*\.test\.than: unknown metric 'objectiv'"),
     ("    on: [a9a]\n", "    on: []\n", r"claims\[1\] \(as-accurate\)\.on: expected at least one set"),
+    ("margin: 1.0, margin_why", "margin: sdev, margin_why", r"claims\[1\] .*\.test\.margin: expected a number, got str"),
+    ("kind: similar, metric: test_accuracy", "kind: no_worse, metric: 'counter:equal'",
+     r"claims\[1\] .*\.test: a no_worse test on counter:equal needs direction: which way is better"),
+    ("    on: [a9a]\n", "    on: [a9a]\n    scale: {rows: 1000000}\n", r"claims\[1\] .*\.scale: missing why"),
+    ("    on: [a9a]\n", "    on: [a9a]\n    scale: {rows: many, why: huge}\n",
+     r"claims\[1\] .*\.scale\.rows: expected an integer ≥ 1, got str"),
     ("figure: table1", "figure: 1", r"published\[1\] .*\.figure: expected non-empty text, got int"),
     ("note: a note", "note: [a, note]", r"published\[1\] .*\.note: expected text, got list"),
     ("  - {where: Table 1, dataset", "  - [where, Table 1]\n  - {where: Table 1, dataset",
@@ -300,7 +402,7 @@ def test_the_package_sits_below_every_other_layer_and_reads_no_file_at_import():
             "print(sorted(m for m in sys.modules if m.startswith('kernelbench'))); "
             "print(p.load_papers.cache_info().currsize); p.paper_ids(); print(p.load_papers.cache_info().currsize)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[0] == str(["kernelbench", "kernelbench.errors", "kernelbench.papers"])
+    assert out[0] == str(["kernelbench", "kernelbench.errors", "kernelbench.measures", "kernelbench.papers"])
     assert out[1] == out[2] == "0"
 
 

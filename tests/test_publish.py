@@ -3,6 +3,7 @@ results/published/, give the report the runs give; REPRODUCTION.md is a pure fun
 committed copies stay what they say and stay small."""
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -16,12 +17,13 @@ import pytest
 from kernelbench.config import duration_text, load_config
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.experiment import run_experiment
-from kernelbench.papers import get_paper
+from kernelbench.papers import get_paper, paper_ids
 from kernelbench.publish import DIGITS, SIZE_BUDGET, over_budget, publish, thin
 from kernelbench.report import (
     build_report,
     number_status,
     reproduction_command,
+    reproduction_files,
     reproduction_markdown,
     verdict_and_reason,
 )
@@ -53,6 +55,11 @@ def tiny_runs(tmp_path):
     return configs, out
 
 
+def details_of(published: Path, paper: str = "dai2014") -> str:
+    """A paper's detail page, which publish writes beside its runs: its numbers, runs and claims in full."""
+    return (published / paper / "DETAILS.md").read_text(encoding="utf-8")
+
+
 def files_of(folder: Path) -> dict:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -63,11 +70,13 @@ def test_publishing_twice_gives_the_same_bytes_and_a_changed_result_changes_the_
     outcome = publish("dai2014", results_dir=out, out_dir=published, reproduction=reproduction, echo=lambda line: None)
     assert len(outcome["dai2014"]["written"]) == 2
     first, text = files_of(published), reproduction.read_bytes()
-    assert sorted(Path(name).name for name in first) == ["results.csv", "results.csv", "run.json", "run.json"]
+    runs = [name for name in first if Path(name).name != "DETAILS.md"]
+    assert sorted(Path(name).name for name in runs) == ["results.csv", "results.csv", "run.json", "run.json"]
+    assert sorted(name for name in first if name not in runs) == sorted(f"{p}/DETAILS.md" for p in paper_ids())
     assert reproduction_markdown(published, reproduction).encode() == text   # from the published runs alone
     assert reproduction_markdown(published, reproduction).encode() == text
     dai = get_paper("dai2014")
-    assert "synthetic_dsg_a-" in text.decode() and f"| {dai.name} | {len(dai.published)} |" in text.decode()
+    assert "synthetic_dsg_a-" in details_of(published) and f"| {len(dai.published)} published numbers" in text.decode()
 
     again = publish("dai2014", results_dir=out, out_dir=published, reproduction=reproduction, echo=lambda line: None)
     assert again["dai2014"]["unchanged"] == outcome["dai2014"]["written"]
@@ -86,8 +95,8 @@ def test_publishing_twice_gives_the_same_bytes_and_a_changed_result_changes_the_
     with open(run / "results.csv", "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows(rows)
     publish("dai2014", results_dir=out, out_dir=published, reproduction=reproduction, echo=lambda line: None)
-    assert files_of(published) != first and reproduction.read_bytes() != text
-    assert "test_error 0.123" in reproduction.read_text()
+    assert files_of(published) != first and details_of(published).encode() != first["dai2014/DETAILS.md"]
+    assert "test_error 0.123" in details_of(published)
 
 
 def dai_run(out, experiment, errors, config=None, command=None):
@@ -108,7 +117,7 @@ def test_a_verdict_follows_the_published_numbers(tmp_path):
     run = dai_run(out, "a9a_dsg_dai2014", [0.150, 0.157])
     publish("dai2014", results_dir=out, out_dir=published, max_points=10, reproduction=reproduction,
             echo=lambda line: None)
-    line = next(x for x in reproduction.read_text().splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
+    line = next(x for x in details_of(published).splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
     assert "| 15.650 ± 0.350 (n=2) | reproduced | difference +0.350; reproduced when within ±1 |" in line
     copy = read_results(published / "dai2014" / run.path.name)
     assert len(copy) == 2 * 10 and (copy.groupby("trial").size() == 10).all()       # thinned, per trial
@@ -123,8 +132,8 @@ def test_a_verdict_follows_the_published_numbers(tmp_path):
     new_run = dai_run(tmp_path / "other", "a9a_dsg_dai2014", [0.20, 0.21])
     publish("dai2014", results_dir=tmp_path / "other", out_dir=published, reproduction=reproduction, prune=True,
             echo=lambda line: None)
-    assert [p.name for p in (published / "dai2014").iterdir()] == [new_run.path.name]    # the old one pruned
-    line = next(x for x in reproduction.read_text().splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
+    assert [p.name for p in (published / "dai2014").iterdir() if p.is_dir()] == [new_run.path.name]   # the old one pruned
+    line = next(x for x in details_of(published).splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
     assert "| differs |" in line and "20.800 ± 0.500 (n=2)" in line
 
 
@@ -138,7 +147,7 @@ def test_numbers_without_data_here_and_explained_differences_say_why(tmp_path):
             absent_data=lambda paper: absent_data(paper, configs, out))
     assert json.loads((published / "dai2014" / ABSENT_FILE).read_text()) == {
         "datasets": {"qm7": "kernelbench datasets fetch qm7"}}
-    lines = reproduction.read_text().splitlines()
+    lines = details_of(published).splitlines()
 
     def line(start):
         return next(x for x in lines if x.startswith(start) and "| dsg |" in x)
@@ -153,8 +162,8 @@ def test_numbers_without_data_here_and_explained_differences_say_why(tmp_path):
     # reproduced, reproduced on stand-in data, differs, differs on stand-in data, measured, not pooled,
     # not run, no data here, not reproducible here: of the 13, a9a's differs, 4 not run (no run published),
     # 2 no data here (qm7's DSG and neural net: only qm7 is recorded absent), the other 6 needing something
-    counts = next(x for x in lines if x.startswith("| Dai et al. 2014"))
-    assert counts.split(" | ")[1:] == ["13", "0", "0", "1", "0", "0", "0", "4", "2", "6", "1 |"]
+    counts = next(x for x in reproduction.read_text().splitlines() if x.startswith("| [Dai et al. 2014"))
+    assert "| 13 published numbers — 1 differs, 4 not run, 2 no data here, 6 not reproducible here | 1 |" in counts
 
     # a known explanation is shown beside a row that differs, never as its verdict, never beside a reproduction
     entry = replace(get_paper("dai2014").published[0], known_difference="another split")
@@ -193,7 +202,7 @@ def test_shortened_runs_and_experiments_left_out_are_named_in_the_report(tmp_pat
             not_run=lambda paper: not_run(paper, configs, out, published))
     assert json.loads((published / "dai2014" / ABSENT_FILE).read_text()) == {
         "experiments": {"synthetic_dsg_a.yaml": "not run"}}
-    text = reproduction.read_text()
+    text = details_of(published)
     claim = next(x for x in text.splitlines() if x.startswith("| Fig. 1(1), SC1 (one pass) |"))
     assert claim.endswith(f"| {run.path.name} (shortened) |")
     assert f"| {run.path.name} | finished (shortened: below) |" in text
@@ -205,7 +214,7 @@ def test_shortened_runs_and_experiments_left_out_are_named_in_the_report(tmp_pat
             absent_data=lambda paper: absent_data(paper, configs, out),
             not_run=lambda paper: not_run(paper, configs, out, published))
     assert not (published / "dai2014" / ABSENT_FILE).exists()
-    assert "Runnable here but not run" not in reproduction.read_text()
+    assert "Runnable here but not run" not in details_of(published)
     assert not_run("dai2014", configs, tmp_path / "elsewhere", published) == {}
 
     # a config says it in a sentence, or it is refused
@@ -367,24 +376,42 @@ def test_cli_publish_and_report_from_published(tmp_path, monkeypatch):
     assert stale.returncode == 2 and reproduction_command(Path("pub"), Path("R.md")) in stale.stderr
     assert cli("report", "--from", "pub", "--out", "R.md").returncode == 0
     assert (tmp_path / "R.md").read_text() == reproduction_markdown(Path("pub"), Path("R.md"))
+    # a detail page is checked as REPRODUCTION.md is
+    details = tmp_path / "pub" / "dai2014" / "DETAILS.md"
+    details.write_text(details.read_text() + "a line by hand\n")
+    stale = cli("report", "--from", "pub", "--out", "R.md", "--check")
+    assert stale.returncode == 2 and str(Path("pub") / "dai2014" / "DETAILS.md") in stale.stderr
     nothing = cli("publish", "li2016", "--results", out, "--out", "pub")
     assert nothing.returncode == 2 and "no run of li2016 under" in nothing.stderr and "--results" in nothing.stderr
 
 
 def test_reproduction_md_is_what_the_published_runs_give():
-    """REPRODUCTION.md must be what results/published gives -- with no run published too -- so it is
-    regenerated with every published run and with any change to the papers' values or the report."""
+    """REPRODUCTION.md and the papers' detail pages must be what results/published gives -- with no
+    run published too -- so they are regenerated with every published run and with any change to the
+    papers' values or the report."""
     command = reproduction_command(PUBLISHED, REPRODUCTION)
     if not REPRODUCTION.is_file():
         assert not (PUBLISHED.is_dir() and run_folders(PUBLISHED)), f"REPRODUCTION.md is missing; regenerate it: {command}"
         pytest.skip("neither REPRODUCTION.md nor a published run")
-    expected = reproduction_markdown(PUBLISHED, REPRODUCTION)
-    current = REPRODUCTION.read_text(encoding="utf-8")
-    if current != expected:
-        diff = next(((a, b) for a, b in zip(current.splitlines(), expected.splitlines()) if a != b),
-                    (f"{len(current.splitlines())} lines", f"{len(expected.splitlines())} lines"))
-        pytest.fail(f"REPRODUCTION.md is not what results/published gives; regenerate it: {command}\n"
-                    f"  committed: {diff[0]}\n  published: {diff[1]}")
+    for path, expected in reproduction_files(PUBLISHED, REPRODUCTION).items():
+        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if current != expected:
+            diff = next(((a, b) for a, b in zip(current.splitlines(), expected.splitlines()) if a != b),
+                        (f"{len(current.splitlines())} lines", f"{len(expected.splitlines())} lines"))
+            pytest.fail(f"{path.relative_to(REPO)} is not what results/published gives; regenerate it: {command}\n"
+                        f"  committed: {diff[0]}\n  published: {diff[1]}")
+
+
+def test_reproduction_md_is_read_in_minutes_and_shows_every_published_figure():
+    """The short report stays short (the detail pages hold the rest) and shows the figures drawn
+    from the published runs, each once."""
+    if not REPRODUCTION.is_file():
+        pytest.skip("no REPRODUCTION.md")
+    text = REPRODUCTION.read_text(encoding="utf-8")
+    assert len(text.encode()) <= 100_000, "REPRODUCTION.md over 100 KB: move the detail to the detail pages"
+    drawn = sorted(p.name for p in (PUBLISHED / "figures").glob("*.png"))
+    shown = re.findall(r"^!\[[^\]]*\]\(results/published/figures/([^)]+)\)$", text, re.M)
+    assert sorted(shown) == drawn
 
 
 def test_the_published_results_stay_within_their_size_budget(tmp_path):
@@ -464,7 +491,7 @@ def test_a_run_on_a_replica_of_a_registry_set_is_named_a_replica_in_the_report(t
     generated_run = run_experiment(load_config(configs / "synthetic_dsg_a.yaml"), out_dir=out, quiet=True)
     reproduction = tmp_path / "R.md"
     publish("dai2014", results_dir=out, out_dir=out / "published", reproduction=reproduction, echo=lambda line: None)
-    text = reproduction.read_text()
+    text = details_of(out / "published")
     assert (f"| {replica_run.name} | finished | synthetic replica of susy, 400 + 100 rows, Bayes error 0.2 | dsg |"
             in text)
     assert f"| {generated_run.name} | finished | synthetic | dsg |" in text      # its name says it already

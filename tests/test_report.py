@@ -262,11 +262,11 @@ def test_the_paper_files_name_stand_ins_and_use_the_papers_merging_frequency():
     assert not any(e.metric == "merge_time_share" for p in PAPERS.values() for e in p.published)
 
 
-def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_verdict(tmp_path, monkeypatch):
+def test_reproduction_md_says_each_papers_findings_and_its_detail_page_every_measurement(tmp_path, monkeypatch):
     from dataclasses import replace as replaced
 
     from kernelbench.papers import Claim, ClaimTest, Selector
-    from kernelbench.report import reproduction, reproduction_markdown
+    from kernelbench.report import reproduction, reproduction_files
     for algorithm, error in (("dsg", 0.15), ("norma", 0.20)):
         run = Run.create(tmp_path / "pub" / "dai2014", f"a9a_{algorithm}", {"name": algorithm}, tags=DAI)
         for trial in range(2):
@@ -276,27 +276,48 @@ def test_reproduction_md_opens_with_each_papers_claims_and_lists_each_with_its_v
     quote = "DSG " + "reaches a lower error than NORMA " * 6
     claims = (
         Claim("dai2014", "dsg-beats-norma", "§7", 7, quote, ("a9a", "w8a"), figure="fig1",
-              test=ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")),
-        Claim("dai2014", "as-good-as-a-net", "§7", 9, "comparable with the neural net", (), needs="a neural net"))
+              test=ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower"),
+              section="§7", sentence=2),
+        Claim("dai2014", "as-good-as-a-net", "§7", 9, "comparable with the neural net", (), needs="a neural net",
+              reads="comparable with the neural net", section="§7, Adult", sentence=3))
     # Gu et al.'s claims left out: a paper file without claims reads so
     papers = [replaced(p, claims=claims) if p.id == "dai2014" else replaced(p, claims=()) if p.id == "gu2018" else p
               for p in reproduction.report_papers()]
     monkeypatch.setattr(reproduction, "report_papers", lambda: papers)
-    lines = reproduction_markdown(tmp_path / "pub", tmp_path / "R.md").splitlines()
-    assert "- Dai et al. 2014 (DSG): 2 claims — 1 hold, 0 do not hold, 0 on stand-in data, 1 not testable here; " \
-           "13 published numbers" in "\n".join(lines)
-    assert any(x.startswith("- Gu et al. 2018 (AsyDSSKL): no claims recorded yet") for x in lines)
-    row = next(x for x in lines if x.startswith("| §7 | “DSG reaches"))
+    (tmp_path / "pub" / "figures").mkdir()
+    (tmp_path / "pub" / "figures" / "dai2014_fig1_test_error_vs_samples.png").write_bytes(b"png")
+    files = reproduction_files(tmp_path / "pub", tmp_path / "R.md")
+    details = tmp_path / "pub" / "dai2014" / "DETAILS.md"
+    assert set(files) == {tmp_path / "R.md", *(tmp_path / "pub" / p.id / "DETAILS.md" for p in papers)}
+    lines = files[tmp_path / "R.md"].splitlines()
+    summary = next(x for x in lines if x.startswith("| [Dai et al. 2014 (DSG)](#dai-et-al-2014-dsg) |"))
+    assert "| 2 claims: 1 ✔ holds, 1 ○ not testable here | 13 published numbers" in summary
+    assert any(x.startswith("| [Gu et al. 2018 (AsyDSSKL)](#gu-et-al-2018-asydsskl) | no claims recorded yet") for x in lines)
+    findings = lines[lines.index("## Dai et al. 2014 (DSG)") + 2:lines.index("## Dai et al. 2014 (DSG)") + 6]
+    assert findings[0] == "1 of the paper's 2 claims could be tested on the published runs."
+    assert findings[2].startswith("- **✔ Stand** (1): §7 “DSG reaches")
+    assert findings[3] == "- **○ Not testable here** (1), mainly: needs a neural net (1)."
+    # the figure the claim reads, then the claim: its words linked to its detail, its verdict, the deciding number
+    figure = lines.index("![test error vs samples (Dai et al. 2014 (DSG))](pub/figures/dai2014_fig1_test_error_vs_samples.png)")
+    row = next(x for x in lines if x.startswith("| [§7](pub/dai2014/DETAILS.md#dsg-beats-norma) “DSG reaches"))
+    assert lines.index("### Fig. 1") < figure < lines.index(row)
     cells = [c.strip() for c in row.strip("|").split(" | ")]
-    assert cells[1].endswith("…” (line 7)") and len(cells[1]) < 140
-    assert cells[2] == "test_error of dsg lower than norma; on all sets"
-    assert cells[3:5] == ["1 of 2", "holds"]
-    assert "a9a: dsg 15 < norma 20" in cells[5] and "w8a untested: no published run of dsg on w8a" in cells[5]
-    assert len(cells[6].split(", ")) == 2               # the two runs it read
-    needs = next(x for x in lines if x.startswith("| §7 | “comparable with the neural net” (line 9)"))
-    assert "| not testable here | needs a neural net |" in needs
-    # the claims come before the paper's numbers
-    assert lines.index("### Claims") < lines.index("### Published numbers")
+    # the quote whole, as a reader reads it: a cut could drop its point
+    assert cells[0] == f"[§7](pub/dai2014/DETAILS.md#dsg-beats-norma) “{' '.join(quote.split())}”"
+    assert cells[1:] == ["✔ holds", "a9a: dsg 15 < norma 20 (1 of 2 sets tested)"]
+    assert any(x.startswith("| [§7](pub/dai2014/DETAILS.md#as-good-as-a-net) “comparable with the neural net” | "
+                            "○ not testable here | needs a neural net |") for x in lines)
+    assert "### Published numbers" not in lines and not any(x.startswith("| published run |") for x in lines)
+    # the detail page: every set's measurement and the runs behind it, then the numbers and the runs
+    detail = files[details].splitlines()
+    claim = detail[detail.index("### dsg-beats-norma"):detail.index("### as-good-as-a-net")]
+    assert claim[2] == f"§7 (§7, sentence 2): “{' '.join(quote.split())}”"
+    assert "- verdict: **✔ holds** (1 of 2 sets tested)" in claim and "- test: test_error of dsg lower than norma; on all sets" in claim
+    assert "- a9a (holds): dsg 15 < norma 20" in claim and "- w8a (untested): no published run of dsg on w8a" in claim
+    runs = next(x for x in claim if x.startswith("- runs: "))
+    assert runs.count("](a9a_") == 2                  # each run read, linked to its folder beside the page
+    assert "Back to [the paper's findings and figures](../../R.md)." in detail[2]
+    assert detail.index("## Claims") < detail.index("## Published numbers") < detail.index("## Runs")
 
 
 def test_the_html_page_keeps_an_escaped_pipe_inside_its_cell():
@@ -308,14 +329,14 @@ def test_the_report_of_a_results_folder_lists_each_papers_claims_after_the_numbe
     from dataclasses import replace as replaced
 
     from kernelbench.papers import Claim, ClaimTest, Selector
-    from kernelbench.report import verdicts
+    from kernelbench.report import claims_text
     make_run(tmp_path, [{"trial": 0, "train_seconds": 1.0, "test_error": 0.15, "final": 1}])
     test = ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")
-    claims = (Claim("dai2014", "dsg-beats-norma", "§7", 7, "DSG wins", ("a9a",), test=test),)
-    papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in verdicts.report_papers()]
-    monkeypatch.setattr(verdicts, "report_papers", lambda paper=None: [p for p in papers if paper in (None, p.id)])
+    claims = (Claim("dai2014", "dsg-beats-norma", "§7", 7, "DSG wins", ("a9a",), test=test, section="§7", sentence=1),)
+    papers = [replaced(p, claims=claims) if p.id == "dai2014" else p for p in claims_text.report_papers()]
+    monkeypatch.setattr(claims_text, "report_papers", lambda paper=None: [p for p in papers if paper in (None, p.id)])
     markdown, table = build_report([tmp_path], paper="dai2014")
     section = markdown[markdown.index("## Dai et al. 2014 (DSG): claims"):]
-    assert "| §7 | “DSG wins” (line 7) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \
+    assert "| §7 | “DSG wins” (§7, sentence 1) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \
         in section and "no local run of norma on a9a" in section
     assert table and markdown.index("| where | dataset |") < markdown.index("## Dai et al. 2014 (DSG): claims")

@@ -8,15 +8,22 @@ import pytest
 
 from kernelbench.papers import Claim, ClaimTest, Selector
 from kernelbench.report import CLAIM_VERDICTS, judge_claim
+from kernelbench.report.claims_text import described_test
 
 PAPER = "some2020"
 
 
+# A method whose results do not depend on the seed: its errors have no spread across trials, so one
+# trial decides (the noise rule's exact side); SEEDED: one whose trials vary
+SEED_FREE = "identical results for the same data (the method has no randomness)"
+SEEDED = "identical results for the same seed"
+
+
 def cells(dataset, algorithm, values, *, metric="test_error", params=None, n_train=1000, status="ok",
-          figure="fig1", paper=PAPER, curve=None, run=None, replica=""):
+          figure="fig1", paper=PAPER, curve=None, run=None, replica="", determinism=SEED_FREE):
     """One run's rows: a trial per value, its final row carrying `metric` = value (and, for
     `curve`, earlier evaluations [(seconds, value), ...] before it); `replica`: the synthetic
-    replica it read in place of `dataset` (run_frame's column)."""
+    replica it read in place of `dataset` (run_frame's column); `determinism` run.json's."""
     params = params or {}
     run = run or f"{dataset}_{algorithm}_{json.dumps(params, sort_keys=True)}_{n_train}_{figure}_{status}"
     rows = []
@@ -28,7 +35,8 @@ def cells(dataset, algorithm, values, *, metric="test_error", params=None, n_tra
         row.setdefault("test_error", 0.3)
         row.update(run_id=run, experiment=run, dataset=dataset, algorithm=algorithm, status=status,
                    params=json.dumps(params, sort_keys=True), paper=paper, figure=figure, panel="", role="ours",
-                   counters="{}", n_train=n_train, config="", fold=None, budget=None, replica=replica)
+                   counters="{}", n_train=n_train, config="", fold=None, budget=None, replica=replica,
+                   determinism=determinism)
     return pd.DataFrame(rows)
 
 
@@ -73,11 +81,12 @@ def test_similar_holds_within_the_margin_and_ratio_needs_the_factor():
     far = frame(cells("a9a", "tsgs3vm", [0.150]), cells("a9a", "bgs3vm", [0.161]))
     assert judge_claim(claim(similar), near).verdict == "holds"
     assert judge_claim(claim(similar), far).verdict == "does not hold"
+    # timings always vary between trials: three each, a spread far below the gaps
     ratio = ClaimTest("ratio", "train_seconds", Selector("cdsg"), (Selector("libsvm"),), at_least=10)
-    fast = frame(cells("a9a", "cdsg", [10.0], metric="train_seconds"),
-                 cells("a9a", "libsvm", [100.0], metric="train_seconds"))
-    slow = frame(cells("a9a", "cdsg", [10.0], metric="train_seconds"),
-                 cells("a9a", "libsvm", [99.0], metric="train_seconds"))
+    fast = frame(cells("a9a", "cdsg", [9.9, 10.0, 10.1], metric="train_seconds"),
+                 cells("a9a", "libsvm", [109.0, 110.0, 111.0], metric="train_seconds"))
+    slow = frame(cells("a9a", "cdsg", [9.9, 10.0, 10.1], metric="train_seconds"),
+                 cells("a9a", "libsvm", [89.0, 90.0, 91.0], metric="train_seconds"))
     assert judge_claim(claim(ratio), fast).verdict == "holds"
     assert judge_claim(claim(ratio), slow).verdict == "does not hold"
 
@@ -85,11 +94,11 @@ def test_similar_holds_within_the_margin_and_ratio_needs_the_factor():
 def test_speedup_compares_each_thread_count_with_the_first():
     test = ClaimTest("speedup", "train_seconds", Selector("asydsskl"), threads=(1, 2, 4), at_least=0.8)
     def runs(at2, at4):
-        return frame(*(cells("a9a", "asydsskl", [t], metric="train_seconds", params={"threads": k})
+        return frame(*(cells("a9a", "asydsskl", [t * 0.999, t, t * 1.001], metric="train_seconds", params={"threads": k})
                        for k, t in ((1, 100.0), (2, at2), (4, at4))))
-    # speed-up ≥ 0.8·k: 100/62 = 1.61 ≥ 1.6 and 100/31 = 3.2 ≥ 3.2
-    assert judge_claim(claim(test), runs(62.0, 31.25)).verdict == "holds"
-    assert judge_claim(claim(test), runs(64.0, 31.25)).verdict == "does not hold"      # 1.56 < 1.6
+    # speed-up ≥ 0.8·k: 100/60 = 1.67 ≥ 1.6 and 100/30 = 3.33 ≥ 3.2
+    assert judge_claim(claim(test), runs(60.0, 30.0)).verdict == "holds"
+    assert judge_claim(claim(test), runs(66.0, 30.0)).verdict == "does not hold"      # 1.52 < 1.6
 
 
 def test_growth_is_the_log_log_slope_over_training_sizes():
@@ -137,7 +146,7 @@ def test_a_method_without_a_model_by_the_time_is_behind_in_an_order_and_never_si
                  cells("a9a", "dsg", [0.1]),
                  cells("a9a", "udsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4)]))
     held = judge_claim(claim(order(at="seconds:5")), runs)
-    assert held.verdict == "holds" and "cdsg 20 ahead of dsg (no model yet), < udsg 40" in held.measurement
+    assert held.verdict == "holds" and "cdsg 20 ahead of dsg (dsg has no model by 5 s (its first at 100 s)), < udsg 40" in held.measurement
     # the method claimed ahead without a model is not ahead
     assert judge_claim(claim(ClaimTest("order", "test_error", Selector("dsg"), (Selector("cdsg"),),
                                        direction="lower", at="seconds:5")), runs).verdict == "does not hold"
@@ -155,7 +164,8 @@ def test_quantifiers_count_the_tested_sets_and_say_how_many_were_tested():
     assert judge_claim(claim(order(), on=on), two_of_three).verdict == "does not hold"
     most = judge_claim(claim(order(), on=on, quantifier="most"), two_of_three)
     assert most.verdict == "holds" and most.tested == "3 of 4"
-    assert "holds on 2 of 3 sets tested" in most.measurement and "3 of 4 sets tested" in most.measurement
+    assert "holds on 2, does not hold on 1 of 3 tested (more than half needed)" in most.measurement
+    assert "3 of 4 sets tested" in most.measurement
     assert "covtype untested: no published run of cdsg on covtype" in most.measurement
     # most is more than half: one of two is not
     half = sets(("a9a", True), ("w8a", False))
@@ -180,8 +190,8 @@ def test_a_set_with_a_method_of_no_finished_cell_is_untested_and_says_so():
 def test_params_select_the_compared_runs():
     test = ClaimTest("order", "train_seconds", Selector("bsgd", {"merge": "lookup-wd"}),
                      (Selector("bsgd", {"merge": "gss"}),), direction="lower")
-    runs = frame(cells("a9a", "bsgd", [5.0], metric="train_seconds", params={"merge": "lookup-wd", "budget": 100}),
-                 cells("a9a", "bsgd", [8.0], metric="train_seconds", params={"merge": "gss", "budget": 100}))
+    runs = frame(cells("a9a", "bsgd", [4.9, 5.0, 5.1], metric="train_seconds", params={"merge": "lookup-wd", "budget": 100}),
+                 cells("a9a", "bsgd", [7.9, 8.0, 8.1], metric="train_seconds", params={"merge": "gss", "budget": 100}))
     verdict = judge_claim(claim(test), runs)
     assert verdict.verdict == "holds" and "bsgd (merge=lookup-wd) 5 < bsgd (merge=gss) 8" in verdict.measurement
 
@@ -199,27 +209,31 @@ def test_stand_in_sets_give_the_stand_in_verdicts_and_are_named():
     runs = frame(*(run for name in ("a9a", "covtype_subset20k") for run in (
         cells(name, "cdsg", [0.1]), cells(name, "dsg", [0.2]), cells(name, "udsg", [0.2]))))
     why = "a 20k-row subset stands in for the full covtype"
-    verdict = judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}), runs)
+    # tested on stand-ins alone: the stand-in forms, naming each and why
+    only_stand_in = runs[runs["dataset"] == "covtype_subset20k"]
+    verdict = judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}),
+                          only_stand_in)
     assert verdict.verdict == "holds on stand-in data" and f"covtype_subset20k ({why})" in verdict.measurement
     failing = judge_claim(claim(order(direction="higher"), on=("a9a", "covtype_subset20k"),
-                                stand_in={"covtype_subset20k": why}), runs)
+                                stand_in={"covtype_subset20k": why}), only_stand_in)
     assert failing.verdict == "does not hold on stand-in data"
-    # a stand-in set that was not tested changes nothing
-    only_a9a = runs[runs["dataset"] == "a9a"]
-    assert judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}),
-                       only_a9a).verdict == "holds"
+    # with one of the paper's own sets tested, it decides; the stand-in is reported beside
+    both = judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}), runs)
+    assert both.verdict == "holds" and "the stand-in covtype_subset20k agree" in both.measurement
 
 
 def test_a_set_run_on_a_synthetic_replica_is_stand_in_data_even_unnamed():
     made = "synthetic replica of susy, 4,000 + 1,000 rows, Bayes error 0.2"
     runs = frame(*(cells(name, algorithm, [error], replica=made if name == "susy" else "")
                    for name in ("a9a", "susy") for algorithm, error in (("cdsg", 0.1), ("dsg", 0.2), ("udsg", 0.2))))
-    verdict = judge_claim(claim(order(), on=("a9a", "susy")), runs)          # no stand_in: in the claim
+    replica_only = runs[runs["dataset"] == "susy"]
+    verdict = judge_claim(claim(order(), on=("a9a", "susy")), replica_only)          # no stand_in: in the claim
     assert verdict.verdict == "holds on stand-in data" and f"stand-in data: susy ({made})" in verdict.measurement
-    assert judge_claim(claim(order(direction="higher"), on=("a9a", "susy")), runs).verdict == "does not hold on stand-in data"
+    assert judge_claim(claim(order(direction="higher"), on=("a9a", "susy")),
+                       replica_only).verdict == "does not hold on stand-in data"
     # the claim's own words about the stand-in are kept
     why = "a replica of SUSY's shape: times compare, errors do not"
-    named = judge_claim(claim(order(), on=("a9a", "susy"), stand_in={"susy": why}), runs)
+    named = judge_claim(claim(order(), on=("a9a", "susy"), stand_in={"susy": why}), replica_only)
     assert named.verdict == "holds on stand-in data" and f"susy ({why})" in named.measurement
     # the same runs on the set itself are no stand-in
     assert judge_claim(claim(order(), on=("a9a", "susy")), runs.assign(replica="")).verdict == "holds"
@@ -251,6 +265,12 @@ def test_the_evaluations_a_claim_reads_within_seconds_are_kept_by_publish(monkey
     assert sorted(zip(read["algorithm"], read["train_seconds"])) == [("cdsg", 4.0), ("dsg", 5.0), ("udsg", 1.0)]
     assert rows_read(runs.assign(paper="x2019")) == []
     assert rows_read(runs.iloc[0:0]) == []
+    # a time_to test reads the evaluation where cdsg first reaches dsg's final value (0.1 + 0.15 margin)
+    reach = ClaimTest("time_to", "test_error", Selector("cdsg"), (Selector("dsg"),), direction="lower", at_least=1.0,
+                      margin=15.0, margin_why="stated")
+    monkeypatch.setattr(verdicts, "report_papers", lambda paper_id=None: [replace(paper, claims=(claim(reach),))])
+    read = runs.loc[rows_read(runs)]
+    assert sorted(zip(read["algorithm"], read["train_seconds"])) == [("cdsg", 4.0)]
 
 
 def test_a_miss_against_a_method_that_learned_something_fails_even_at_the_floor():
@@ -273,30 +293,34 @@ def test_bound_compares_a_mean_with_a_stated_value_or_another_metric_of_the_same
     above = ClaimTest("bound", "counter%:equal", Selector("bsgd"), direction="higher", value=50.0,
                       value_why="most of the time: more than half")
     def runs(*shares):
-        return frame(*(cells("a9a", "bsgd", [0.1], run=f"r{i}").assign(counters=json.dumps({"equal": s, "f_gss": 1.05, "f_wd": 1.01}))
-                       for i, s in enumerate(shares)))
-    held = judge_claim(claim(above), runs(0.6, 0.5))          # mean 55 % > 50
+        # each share a trial; the factors vary by ±0.001 between trials
+        return frame(*(cells("a9a", "bsgd", [0.1], run=f"r{i}").assign(
+            counters=json.dumps({"equal": s, "f_gss": 1.05 + (-1) ** i * 1e-3, "f_wd": 1.01 + (-1) ** i * 1e-3}))
+            for i, s in enumerate(shares)))
+    held = judge_claim(claim(above), runs(0.56, 0.55, 0.54))          # mean 55 % > 50
     assert held.verdict == "holds" and "counter%:equal of bsgd 55 > 50" in held.measurement
-    assert judge_claim(claim(above), runs(0.6, 0.4)).verdict == "does not hold"     # 50 is not above 50
+    assert judge_claim(claim(above), runs(0.45, 0.4, 0.35)).verdict == "does not hold"     # 40 % is not above 50
+    assert judge_claim(claim(above), runs(0.9, 0.5, 0.3)).verdict == "within noise"        # 56.7 % ± 30
     below = replace(above, direction="lower", value=1.06, value_why="the paper's largest factor")
-    assert judge_claim(claim(replace(below, metric="counter:f_gss")), runs(0.5)).verdict == "holds"
-    assert judge_claim(claim(replace(below, metric="counter:f_gss", value=1.04)), runs(0.5)).verdict == "does not hold"
+    assert judge_claim(claim(replace(below, metric="counter:f_gss")), runs(0.5, 0.5)).verdict == "holds"
+    assert judge_claim(claim(replace(below, metric="counter:f_gss", value=1.04)), runs(0.5, 0.5)).verdict == "does not hold"
     than = ClaimTest("bound", "counter:f_wd", Selector("bsgd"), direction="lower", than="counter:f_gss")
-    held = judge_claim(claim(than), runs(0.5))
+    held = judge_claim(claim(than), runs(0.5, 0.5))
     assert held.verdict == "holds" and "counter:f_wd of bsgd 1.01 < counter:f_gss 1.05" in held.measurement
-    assert judge_claim(claim(replace(than, direction="higher")), runs(0.5)).verdict == "does not hold"
+    assert judge_claim(claim(replace(than, direction="higher")), runs(0.5, 0.5)).verdict == "does not hold"
 
 
 def test_peak_memory_is_compared_per_training_size():
     test = ClaimTest("order", "peak_memory_mb", Selector("tsgs3vm"), (Selector("tsvm-ls"),), direction="lower",
                      per="n_train")
     def runs(tsvm_at_2000):
-        return frame(*(cells("a9a", m, [0.2], n_train=n).assign(peak_memory_mb=mb)
+        # two trials each, 1 MB apart
+        return frame(*(cells("a9a", m, [0.2, 0.2], n_train=n).assign(peak_memory_mb=[mb - 0.5, mb + 0.5])
                        for n, m, mb in ((1000, "tsgs3vm", 300.0), (1000, "tsvm-ls", 310.0),
                                         (2000, "tsgs3vm", 301.0), (2000, "tsvm-ls", tsvm_at_2000))))
     held = judge_claim(claim(test), runs(340.0))
     assert held.verdict == "holds" and "n_train 2000: tsgs3vm 301 < tsvm-ls 340" in held.measurement
-    assert judge_claim(claim(test), runs(300.0)).verdict == "does not hold"
+    assert judge_claim(claim(test), runs(290.0)).verdict == "does not hold"
 
 
 def test_extreme_asks_which_set_has_the_largest_mean_and_correlation_ranks_the_sets():
@@ -321,3 +345,169 @@ def test_extreme_asks_which_set_has_the_largest_mean_and_correlation_ranks_the_s
     # a stand-in set among the points gives the stand-in verdict, naming it
     stood = judge_claim(claim(correlation, on=sets, stand_in={"susy": "a replica"}), runs(data))
     assert stood.verdict == "holds on stand-in data" and "susy (a replica)" in stood.measurement
+
+
+# ---- the noise rule ----
+
+def test_the_noise_rule_is_scipys_one_sided_welch_test():
+    from scipy.stats import ttest_ind
+
+    from kernelbench.report.noise import ABOVE, BELOW, WITHIN, Sample, compare, within_margin
+
+    x, y = [3.1, 2.9, 3.4, 3.0], [2.0, 2.6, 2.2]
+    d = compare(Sample.of(x), Sample.of(y))
+    assert d.outcome == ABOVE
+    assert d.p == pytest.approx(ttest_ind(x, y, equal_var=False, alternative="greater").pvalue, rel=1e-9)
+    assert compare(Sample.of(y), Sample.of(x)).outcome == BELOW
+    close = compare(Sample.of([3.0, 2.0]), Sample.of([2.6, 2.4]))
+    assert close.outcome == WITHIN and close.p == pytest.approx(
+        ttest_ind([3.0, 2.0], [2.6, 2.4], equal_var=False, alternative="greater").pvalue, rel=1e-9)
+    # a stated number has no spread: a one-sample test of the other side
+    from scipy.stats import ttest_1samp
+    assert compare(Sample.of(x), Sample.of([2.8], exact=True)).p == pytest.approx(
+        ttest_1samp(x, 2.8, alternative="greater").pvalue, rel=1e-9)
+    # one trial of a seeded method: its spread is unknown and nothing counts
+    unknown = compare(Sample.of([10.0]), Sample.of([1.0, 1.1]), names=("norma", "dsg"))
+    assert unknown.outcome == WITHIN and "norma ran one trial" in unknown.words()
+    # a margin: inside it beyond the noise, outside it, or neither
+    assert within_margin(Sample.of([1.0, 1.1, 0.9]), Sample.of([1.2, 1.3, 1.1]), 1.0).outcome == BELOW
+    assert within_margin(Sample.of([1.0, 1.1, 0.9]), Sample.of([3.2, 3.3, 3.1]), 1.0).outcome == ABOVE
+    assert within_margin(Sample.of([1.0, 2.0]), Sample.of([2.0, 3.0]), 1.0).outcome == WITHIN
+
+
+def test_an_ordering_inside_the_trials_spread_is_within_noise_and_counted_apart():
+    def runs(dsg):
+        return frame(cells("a9a", "cdsg", [0.10, 0.12, 0.11], determinism=SEEDED),
+                     cells("a9a", "dsg", dsg, determinism=SEEDED), cells("a9a", "udsg", [0.20]))
+    inside = judge_claim(claim(order()), runs([0.09, 0.14, 0.12]))
+    assert inside.verdict == "within noise" and "(within noise: p" in inside.measurement
+    assert judge_claim(claim(order()), runs([0.20, 0.21, 0.19])).verdict == "holds"
+    # one trial of a seeded method decides nothing, however large the gap
+    one = judge_claim(claim(order()), runs([0.40]))
+    assert one.verdict == "within noise" and "dsg ran one trial: the spread is unknown" in one.measurement
+    # a difference beyond the noise the wrong way fails
+    assert judge_claim(claim(order()), runs([0.05, 0.06, 0.04])).verdict == "does not hold"
+
+
+def test_most_fails_only_when_the_sets_within_noise_could_not_make_a_majority():
+    def sets(*outcomes):        # per set: cdsg ahead, behind, or inside the noise of dsg
+        error = {"ahead": [0.10, 0.11], "behind": [0.30, 0.31], "noise": [0.15, 0.25]}
+        return frame(*(run for name, how in outcomes for run in (
+            cells(name, "cdsg", error[how], determinism=SEEDED), cells(name, "dsg", [0.20, 0.21], determinism=SEEDED),
+            cells(name, "udsg", [0.2]))))
+    on = ("a9a", "w8a", "ijcnn1")
+    def verdict(*outcomes):
+        return judge_claim(claim(order(), on=on, quantifier="most"), sets(*zip(on, outcomes))).verdict
+    assert verdict("ahead", "ahead", "noise") == "holds"
+    assert verdict("ahead", "noise", "noise") == "within noise"        # 1 of 3, up to 3 of 3
+    assert verdict("ahead", "behind", "noise") == "within noise"       # 1 of 3, up to 2 of 3
+    assert verdict("behind", "behind", "noise") == "does not hold"     # at most 1 of 3
+
+
+def test_the_papers_own_set_decides_and_a_stand_in_is_reported_beside():
+    why = "a medium LIBSVM set standing in for one not here"
+    runs = frame(cells("a9a", "cdsg", [0.30]), cells("a9a", "dsg", [0.20]), cells("a9a", "udsg", [0.20]),
+                 cells("w8a", "cdsg", [0.10]), cells("w8a", "dsg", [0.20]), cells("w8a", "udsg", [0.20]))
+    verdict = judge_claim(claim(order(), on=("a9a", "w8a"), stand_in={"w8a": why}), runs)
+    # fails on the paper's a9a: no "on stand-in data" form, whatever the stand-in says
+    assert verdict.verdict == "does not hold"
+    assert "does not hold on the paper's sets" in verdict.decision
+    assert "the stand-in w8a disagree (holds on 1)" in verdict.decision
+    assert [s.stand_in for s in verdict.sets] == ["", why]
+
+
+def test_a_rival_whose_first_model_comes_a_moment_later_ties_in_time():
+    # at 5 s dsg has no model; its only evaluation comes at 100 s + trial (far later), or at 6 s
+    def runs(first):
+        late = cells("a9a", "dsg", [0.1])
+        late["train_seconds"] = first
+        return frame(cells("a9a", "cdsg", [0.3], curve=[(1.0, 0.5), (4.0, 0.2)]), late,
+                     cells("a9a", "udsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4)]))
+    assert judge_claim(claim(order(at="seconds:5")), runs(100.0)).verdict == "holds"
+    tie = judge_claim(claim(order(at="seconds:5")), runs(6.0))
+    assert tie.verdict == "within noise"
+    assert "its first came at 6 s, within 2× of it: a tie in time" in tie.measurement
+
+
+def test_a_claim_about_large_data_leaves_smaller_runs_untested():
+    runs = frame(cells("a9a", "cdsg", [0.1], n_train=20_000), cells("a9a", "dsg", [0.2], n_train=20_000),
+                 cells("a9a", "udsg", [0.2], n_train=20_000))
+    big = claim(order(), scale_rows=1_000_000, scale_why="“huge datasets”")
+    verdict = judge_claim(big, runs)
+    assert verdict.verdict == "not testable here"
+    assert "ran at 20,000 rows; the claim speaks of ≥ 1,000,000 rows (“huge datasets”)" in verdict.measurement
+    assert judge_claim(big, runs.assign(n_train=1_000_000)).verdict == "holds"
+
+
+def test_savings_against_gss_pair_each_trial_with_gss_on_the_same_seed():
+    test = ClaimTest("bound", "improvement_vs_gss:lookup-wd", Selector("bsgd", {"budget": 100}), direction="higher",
+                     value=40.0, value_why="stated")
+    def runs(lookup):
+        return frame(cells("a9a", "bsgd", [10.0, 20.0, 30.0], metric="train_seconds", params={"budget": 100, "merge": "gss"}),
+                     cells("a9a", "bsgd", lookup, metric="train_seconds", params={"budget": 100, "merge": "lookup-wd"}))
+    # trial by trial 50 % saved, though the trials' times spread 10 to 30 s
+    held = judge_claim(claim(test), runs([5.0, 10.0, 15.0]))
+    assert held.verdict == "holds" and "improvement_vs_gss:lookup-wd of bsgd (budget=100) 50 > 40" in held.measurement
+    assert judge_claim(claim(test), runs([5.0, 14.0, 15.0])).verdict == "within noise"      # 50, 30, 50 %
+
+
+def test_no_worse_is_one_sided_and_can_take_the_trials_standard_deviation_as_its_margin():
+    test = ClaimTest("no_worse", "test_accuracy", Selector("bsgd", {"merge": "lookup-wd"}),
+                     (Selector("bsgd", {"merge": "gss"}),), direction="higher", margin="sd",
+                     margin_why="differences below one standard deviation are none")
+    def runs(lookup, gss=(0.30, 0.32, 0.31, 0.29, 0.33)):
+        return frame(cells("a9a", "bsgd", lookup, params={"merge": "lookup-wd"}, determinism=SEEDED),
+                     cells("a9a", "bsgd", list(gss), params={"merge": "gss"}, determinism=SEEDED))
+    # lookups more accurate than GSS, far beyond the noise: no cost (a two-sided test would fail it)
+    better = judge_claim(claim(test), runs([0.20, 0.21, 0.19, 0.22, 0.18]))
+    assert better.verdict == "holds" and "allowed behind: 1 sd = 1.58" in better.measurement
+    # behind by far more than a standard deviation: a cost
+    assert judge_claim(claim(test), runs([0.40, 0.41, 0.39, 0.42, 0.38])).verdict == "does not hold"
+    # behind by about one standard deviation: the trials cannot tell
+    assert judge_claim(claim(test), runs([0.32, 0.34, 0.33, 0.31, 0.35])).verdict == "within noise"
+    # a fixed margin in the metric's unit
+    fixed = replace(test, margin=5.0)
+    assert judge_claim(claim(fixed), runs([0.33, 0.34, 0.33, 0.32, 0.35])).verdict == "holds"
+
+
+def test_time_to_reads_the_seconds_a_needs_to_reach_bs_final_value_from_its_curve():
+    test = ClaimTest("time_to", "objective", Selector("cdsg"), (Selector("dsg"),), direction="lower", at_least=3.0)
+    def runs(cdsg_curve):
+        # dsg ends at objective 0.5 after 100 s (+ trial); cdsg's curve decides when it gets there
+        return frame(cells("a9a", "cdsg", [0.4, 0.4], metric="objective", curve=cdsg_curve),
+                     cells("a9a", "dsg", [0.5, 0.5], metric="objective"))
+    fast = judge_claim(claim(test), runs([(5.0, 0.9), (10.0, 0.5), (20.0, 0.45)]))
+    assert fast.verdict == "holds"
+    assert "cdsg reached dsg's final objective 0.5 in 10 s, dsg took 100.5 s (10.05× ≥ 3×)" in fast.measurement
+    assert judge_claim(claim(test), runs([(5.0, 0.9), (50.0, 0.5)])).verdict == "does not hold"      # 2×
+    never = judge_claim(claim(test), frame(cells("a9a", "cdsg", [0.6, 0.6], metric="objective", curve=[(5.0, 0.9)]),
+                                           cells("a9a", "dsg", [0.5, 0.5], metric="objective")))
+    assert never.verdict == "does not hold" and "never reached dsg's final objective 0.5 in 2 trial(s)" in never.measurement
+
+
+def test_a_best_at_a_fixed_time_claim_is_read_over_the_horizon():
+    # the limit is cdsg's mean training time, 100.5 s: the points 12.6, 25.1, 50.3 and 100.5 s
+    test = order(at="horizon:cdsg", when="most")
+    def runs(cdsg_curve):
+        return frame(cells("a9a", "cdsg", [0.10, 0.10], curve=cdsg_curve),
+                     cells("a9a", "dsg", [0.30, 0.30], curve=[(10.0, 0.4), (20.0, 0.4), (40.0, 0.4)]),
+                     cells("a9a", "udsg", [0.30, 0.30], curve=[(10.0, 0.4), (20.0, 0.4), (40.0, 0.4)]))
+    # ahead at the end only: one of four points
+    late = judge_claim(claim(test), runs([(10.0, 0.5), (20.0, 0.5), (40.0, 0.5)]))
+    assert late.verdict == "does not hold" and "1 of 4 time points hold" in late.measurement
+    # ahead from the second point on: three of four
+    soon = judge_claim(claim(test), runs([(10.0, 0.5), (20.0, 0.2), (40.0, 0.2)]))
+    assert soon.verdict == "holds" and "at 25.12 s: cdsg 20 < dsg 40" in soon.measurement
+    assert judge_claim(claim(order(at="horizon:cdsg")), runs([(10.0, 0.5), (20.0, 0.2), (40.0, 0.2)])).verdict \
+        == "does not hold"          # when: all
+    assert "at most of 0.125, 0.25, 0.5, 1 × cdsg's mean training time" in described_test(claim(test))
+
+
+def test_time_to_a_satisfactory_value_allows_the_margin_on_the_worse_side():
+    test = ClaimTest("time_to", "train_error", Selector("cdsg"), (Selector("libsvm"),), direction="lower",
+                     at_least=1.0, margin=2.0, margin_why="the paper's satisfactory gap")
+    runs = frame(cells("a9a", "cdsg", [0.15, 0.15], metric="train_error", curve=[(2.0, 0.30), (4.0, 0.17), (8.0, 0.155)]),
+                 cells("a9a", "libsvm", [0.15], metric="train_error"))
+    verdict = judge_claim(claim(test), runs)
+    assert verdict.verdict == "within noise"        # libsvm's one trial: a time's spread is unknown
+    assert "cdsg reached 17 (libsvm's final train_error 15 + 2) in 4 s" in verdict.measurement

@@ -4,9 +4,12 @@ the committed results, never committed as copies. A page asks for one with a mar
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]          # the repository: this is docs/site-config/hooks.py
+PUBLISHED = ROOT / "results" / "published"
+SITE_FIGURES = "results/figures"                    # where the site serves the published figures
 MARKER = re.compile(r"^<!-- generated: ([\w./-]+) -->$", re.M)
 
 
@@ -26,14 +29,21 @@ def _cli() -> str:
     return cli_markdown()
 
 
-def _reproduction() -> str:
-    return (ROOT / "REPRODUCTION.md").read_text(encoding="utf-8")
+@lru_cache(maxsize=1)
+def _report_pages() -> dict:
+    # the claims are judged once per build: every report page reads the same verdicts
+    from kernelbench.report.reproduction import site_pages
+    return site_pages(PUBLISHED)
+
+
+def _report_page(name: str):
+    return lambda: _report_pages()[name]
 
 
 def _published(paper: str):
     def render() -> str:
         from kernelbench.report.tables import final_numbers_markdown
-        table = final_numbers_markdown(ROOT / "results" / "published" / paper)
+        table = final_numbers_markdown(PUBLISHED / paper)
         return table or f"No published run of {paper} yet (`kernelbench publish {paper}`)."
     return render
 
@@ -41,16 +51,17 @@ def _published(paper: str):
 def _bench(name: str):
     def render() -> str:
         from kernelbench.benchmarks import published_markdown
-        return published_markdown(ROOT / "results" / "published", name)
+        return published_markdown(PUBLISHED, name)
     return render
 
 
 def _generators() -> dict:
     from kernelbench.benchmarks import published_names
     from kernelbench.papers import paper_ids
-    return {"algorithms": _algorithms, "config": _config, "cli": _cli, "REPRODUCTION.md": _reproduction,
+    return {"algorithms": _algorithms, "config": _config, "cli": _cli, "reproduction": _report_page("reproduction"),
+            **{f"{kind}/{paper}": _report_page(f"{kind}/{paper}") for paper in paper_ids() for kind in ("paper", "details")},
             **{f"published/{paper}": _published(paper) for paper in paper_ids()},
-            **{f"bench/{name}": _bench(name) for name in published_names(ROOT / "results" / "published")}}
+            **{f"bench/{name}": _bench(name) for name in published_names(PUBLISHED)}}
 
 
 def render(markdown: str) -> str:
@@ -63,6 +74,11 @@ def render(markdown: str) -> str:
     return MARKER.sub(replace, markdown)
 
 
+# the only tags a generated section writes: the report's verdict marks and claims boxes
+# (kernelbench/report/paper_pages.py), kept as HTML for the stylesheet to colour and lay out
+REPORT_TAG = r'<(?:span class="verdict verdict-\w+"|div class="claims" markdown|/span|/div)>'
+
+
 def escape_placeholders(text: str) -> str:
     """Help texts and docs write placeholders as <name>, meant literally; outside code Markdown would
     take them for HTML tags and drop them."""
@@ -71,10 +87,19 @@ def escape_placeholders(text: str) -> str:
         if line.startswith("```"):
             fenced = not fenced
         elif not fenced:
-            line = re.sub(r"(`[^`]*`)|<", lambda m: m.group(1) or "&lt;", line)
+            line = re.sub(rf"(`[^`]*`|{REPORT_TAG})|<", lambda m: m.group(1) or "&lt;", line)
         out.append(line)
     return "\n".join(out)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     return render(markdown)
+
+
+def on_files(files, config):
+    """The figures drawn from the published runs, served beside the paper pages that show them."""
+    from mkdocs.structure.files import File
+
+    for png in sorted((PUBLISHED / "figures").glob("*.png")):
+        files.append(File.generated(config, f"{SITE_FIGURES}/{png.name}", abs_src_path=str(png)))
+    return files

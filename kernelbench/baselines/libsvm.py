@@ -42,6 +42,9 @@ class _ExactSVM(Solver):
     predict_parallelism = "rows"       # LIBSVM's predict releases the GIL, no shared scratch (base.py)
     partial_fit = not_offered("an exact SVM solves the dual of one fixed training set (use fit).")
     engine = "libsvm"
+    # the solver draws nothing (gamma's data-derived value uses a fixed seed): every trial of a run,
+    # which shares its split, gives the same model
+    determinism = "identical results for the same data (an exact solver: no randomness)"
 
     @property
     def steps_per_pass(self) -> int:

@@ -366,26 +366,39 @@ def compare(
     typer.echo(f"compare: {html_page} (and {markdown_page} with {len(comparison.figures)} PNG file(s))")
 
 
+def _file_text(path: Path) -> str | None:
+    """A file's text as report --check compares it: None when missing, "" when not text."""
+    from kernelbench._io import output_error
+
+    try:
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+    except UnicodeDecodeError:
+        return ""                # not text: not what the published runs give
+    except OSError as e:
+        raise output_error("read", path, e) from e
+
+
 @app.command()
 def report(
     results: list[Path] = typer.Argument(None, help="folders searched for results.csv (default: results/)"),
     out: Optional[Path] = typer.Option(None, "--out", help="where report.md and report.html go (default: results/); "
                                                            "with --from, the markdown file (default: REPRODUCTION.md)"),
     published_dir: Optional[Path] = typer.Option(None, "--from", help="a published folder (results/published): "
-                                                 "write REPRODUCTION.md from it alone"),
-    check: bool = typer.Option(False, "--check", help="with --from: write nothing, exit 2 when --out is not what "
-                                                      "the published runs give"),
+                                                 "write REPRODUCTION.md and each paper's detail page "
+                                                 "(<paper>/DETAILS.md in it) from it alone"),
+    check: bool = typer.Option(False, "--check", help="with --from: write nothing, exit 2 when --out or a detail "
+                                                      "page is not what the published runs give"),
 ):
     """Our measured numbers next to the papers' published ones (markdown + HTML); with --from, the
-    REPRODUCTION.md of the published runs."""
-    from kernelbench._io import output_error
+    REPRODUCTION.md of the published runs (per paper its findings, figures and claims' verdicts) and
+    each paper's detail page (every measurement, number and run)."""
     from kernelbench.report import (
         build_report,
         markdown_to_html,
         numbers_sentence,
         report_papers,
         reproduction_command,
-        reproduction_markdown,
+        reproduction_files,
     )
 
     if published_dir is not None:
@@ -398,22 +411,19 @@ def report(
         if target.is_dir():
             raise ConfigError(f"--out {target} is a folder; with --from it names the markdown file, e.g. "
                               "--out REPRODUCTION.md")
-        markdown = reproduction_markdown(published_dir, target)
+        files = reproduction_files(published_dir, target)
         if check:
-            try:
-                current = target.read_text(encoding="utf-8") if target.is_file() else None
-            except UnicodeDecodeError:
-                current = ""                # not text: not what the published runs give
-            except OSError as e:
-                raise output_error("read", target, e) from e
-            if current != markdown:
-                raise KernelbenchError(f"{target} is {'missing' if current is None else 'not'} what the published "
-                                       f"runs under {published_dir} give; regenerate it: "
+            stale = [path for path, text in files.items() if _file_text(path) != text]
+            if stale:
+                raise KernelbenchError(f"{', '.join(map(str, stale))}: not what the published runs under "
+                                       f"{published_dir} give; regenerate: "
                                        f"{reproduction_command(published_dir, target)}")
-            typer.echo(f"{target}: what the published runs give")
+            typer.echo(f"{target} and {len(files) - 1} detail page(s): what the published runs give")
             return
-        atomic_write_text(target, markdown)
-        typer.echo(f"report: {target}")
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, text)
+        typer.echo(f"report: {target} and {len(files) - 1} detail page(s) beside the published runs")
         return
     if check:
         raise ConfigError("--check compares a REPRODUCTION.md with the published runs: add --from results/published")

@@ -233,8 +233,8 @@ class ExperimentConfig:
     then: dict = field({}, "a second model-selection stage for `kernelbench grid`, same syntax as `grid` and other "
                            "parameters: cross-validated with the best grid values fixed (Geng et al. §6.1: η after "
                            "C and σ); needs `grid`; refused by `kernelbench run`")    # as `grid`
-    shortened: str | None = field(None, "written into run.json, and the report (REPRODUCTION.md) prints it beside "
-                                        "every run of the config",
+    shortened: str | None = field(None, "written into run.json, and the report (the paper's detail page, "
+                                        "results/published/<paper>/DETAILS.md) prints it beside every run of the config",
                                   Text(500, "a sentence of at most 500 characters saying how the config "
                                             "departs from the paper's protocol to fit one machine's budget (e.g. 'a "
                                             "4 x 4 sub-grid of the 7 x 7, 3 trials')"))

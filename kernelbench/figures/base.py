@@ -10,7 +10,11 @@ import io
 from pathlib import Path
 from typing import Callable
 
+import json
+import math
+
 import matplotlib.pyplot as plt  # heavy: only where a figure is drawn
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from kernelbench.papers import get_paper
 
@@ -53,6 +57,91 @@ def draw_published(ax, entries, *, scale: float = 0.01, label: str = "paper") ->
         color, _ = ALGORITHM_STYLE.get(e.algorithm, ("0.5", "o"))
         ax.axhline(e.value * scale, color=color, ls=(0, (6, 3)), lw=0.9, alpha=0.8,
                    label=f"{label}: {e.algorithm} {e.value:g} %")
+
+
+def log_scale(ax, which: str) -> None:
+    """A log axis labelled in plain numbers (0.05, 0.1, 0.2, 0.5; 2k, 50k, 1M): on a span of a decade
+    or two the default labels crowd the minor ticks into each other or label none. Beyond two
+    decades the decades only; within one, a few evenly spaced ticks."""
+    ax.set_xscale("log") if which == "x" else ax.set_yscale("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    low, high = sorted(ax.get_xlim() if which == "x" else ax.get_ylim())
+    decades = math.log10(high / low) if low > 0 else 0.0
+    axis.set_major_locator(MaxNLocator(4) if decades < 0.6 else
+                           LogLocator(base=10, subs=(1.0,) if decades > 2 else (1.0, 2.0, 5.0), numticks=10))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _plain(value: float) -> str:
+    """A tick's number, short: 0.05, 2, 5k, 20k, 1M."""
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def panel_grid(count: int, width: float, height: float, *, columns: int = 4):
+    """(figure, its `count` panels in reading order): rows of at most `columns` panels of `width` ×
+    `height` inches, so that many panels stay legible at a page's width; spare cells hidden."""
+    cols = min(count, columns)
+    rows = -(-count // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[count:]:
+        ax.set_visible(False)
+    return fig, flat[:count]
+
+
+def legend_below(fig, axes, *, columns: int = 4) -> None:
+    """One legend for all the panels, below them, where it covers no data; the panels laid out above
+    it. Each label once (a method absent from the first panel still gets its entry)."""
+    handles, labels = [], []
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    if not labels:
+        fig.tight_layout()
+        return
+    rows = -(-len(labels) // columns)
+    below = (0.25 + 0.2 * rows) / fig.get_figheight()          # the legend's height, as a fraction
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), columns), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, below, 1, 1))
+
+
+def stand_in_sets(paper: str) -> set:
+    """The sets the paper's claims run in place of the paper's own data (each claim's `stand_in`)."""
+    return {d for c in get_paper(paper).claims for d in c.stand_in}
+
+
+def panel_title(paper: str, dataset: str, title: str | None = None, rows=None) -> str:
+    """A panel's title: `title` (or the set's name), with a stand-in named as one: a set the paper's
+    claims run in place of its data, or a synthetic replica that `rows` (the panel's) were read
+    from; a title that already says so is kept."""
+    said = title is not None and any(word in title.lower() for word in ("stand-in", "subset", "replica", " not "))
+    title = title or dataset
+    replica = rows is not None and "replica" in rows and (rows["replica"].fillna("").astype(str) != "").any()
+    if replica and not said:
+        return f"{title}\n(synthetic replica: stand-in data)"
+    if dataset in stand_in_sets(paper) and not said:
+        return f"{title} (stand-in data)"
+    return title
+
+
+def configurations(rows) -> list:
+    """[(label suffix, rows)]: one algorithm's rows by configuration (its parameters), so that runs of
+    different settings are never averaged into one line; the suffix names what sets it apart ("" for
+    a single configuration)."""
+    if "params" not in rows or rows["params"].nunique() <= 1:
+        return [("", rows)]
+    settings = {text: json.loads(text) if text else {} for text in rows["params"].unique()}
+    differing = sorted({k for p in settings.values() for k in p
+                        if len({json.dumps(q.get(k)) for q in settings.values()}) > 1})
+    return [(", " + ", ".join(f"{k}={settings[text].get(k)}" for k in differing), part)
+            for text, part in rows.groupby("params", sort=True)]
 
 
 def register_figure(name: str, *, needs_results: bool = True):

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-from kernelbench.figures.base import ALGORITHM_STYLE
+from kernelbench.figures.base import ALGORITHM_STYLE, legend_below, log_scale
 
 AXIS_LABELS = {"train_seconds": "training time (s)", "samples_seen": "samples seen", "objective": "objective",
                "test_error": "test error", "train_error": "training error", "test_mse": "test MSE",
@@ -27,16 +25,6 @@ def _wide(values) -> bool:
     (an error that reaches 0 keeps a linear axis, where its zeros show)."""
     values = values.dropna()
     return len(values) > 1 and values.min() > 0 and values.max() > 10 * values.min()
-
-
-def _log_scale(ax, which: str) -> None:
-    """A log axis labelled 0.05, 0.1, 0.2, 0.5, ... in plain numbers: a span of one or two decades
-    gets readable ticks (the default labels only powers of ten, or crowds the minor ones)."""
-    ax.set_xscale("log") if which == "x" else ax.set_yscale("log")
-    axis = ax.xaxis if which == "x" else ax.yaxis
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    axis.set_minor_formatter(NullFormatter())
 
 
 def method_curves(rows, panels, *, title: str = ""):
@@ -68,23 +56,14 @@ def method_curves(rows, panels, *, title: str = ""):
                     label=f"{method} ({trials[method]} trial{'s' if trials[method] > 1 else ''})")
         values = [c for c in by_method.values() if not c.empty]
         if _wide(pd.concat([c[x] for c in values])):
-            _log_scale(ax, "x")
+            log_scale(ax, "x")
         if _wide(pd.concat([c[y] for c in values])):
-            _log_scale(ax, "y")
+            log_scale(ax, "y")
         ax.set_xlabel(AXIS_LABELS.get(x, x))
         ax.set_ylabel(AXIS_LABELS.get(y, y))
         ax.grid(True, alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    for ax in axes[0][1:]:              # a method absent from the first panel still gets its entry
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
-                handles.append(h)
-                labels.append(label)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=9, frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
     if title:
         fig.suptitle(title)
-    rows_of_legend = -(-len(labels) // 3)
-    fig.tight_layout(rect=(0, 0.07 * rows_of_legend, 1, 1))
+    legend_below(fig, axes[0], columns=3)
     return fig
 

@@ -13,13 +13,16 @@ draws every run of the DSG family.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter
 
 from kernelbench.figures.base import (
     ALGORITHM_STYLE,
     PEERS,
+    configurations,
     draw_published,
     is_peer,
+    legend_below,
+    log_scale,
+    panel_title,
     peer_label,
     published_values,
     register_figure,
@@ -55,21 +58,23 @@ def _order(datasets):
 
 
 def _draw(ax, part, x, y, logx):
-    for algorithm, rows in sorted(part.groupby("algorithm"), key=lambda item: DSG_FAMILY.index(item[0])):
+    for algorithm, of_algorithm in sorted(part.groupby("algorithm"), key=lambda item: DSG_FAMILY.index(item[0])):
         color, marker = ALGORITHM_STYLE.get(algorithm, (None, "o"))
-        # trials of one run, plus runs of the same config with other --seed values
-        trials = len(rows[["run_id", "trial"]].drop_duplicates()) if {"run_id", "trial"} <= set(rows) else 1
-        label = f"{algorithm} ({trials} trial{'s' if trials > 1 else ''})"
-        curve = rows.groupby(x)[y].mean()
-        curve = curve[curve.index > 0] if logx else curve
-        if curve.empty:
-            continue
-        if algorithm == "libsvm" and len(curve) == 1:   # one solve: a reference level, as in the paper
-            ax.axhline(curve.iloc[0], color=color, ls="--", lw=1, label=f"libsvm (exact, {curve.iloc[0]:.3f})")
-            continue
-        peer = is_peer(rows)
-        ax.plot(curve.index, curve.values, color=color, marker=marker, ms=3, lw=1.2, ls=":" if peer else "-",
-                label=f"{peer_label(algorithm)} ({trials} trial{'s' if trials > 1 else ''})" if peer else label)
+        for setting, rows in configurations(of_algorithm):
+            # trials of one run, plus runs of the same config with other --seed values
+            trials = len(rows[["run_id", "trial"]].drop_duplicates()) if {"run_id", "trial"} <= set(rows) else 1
+            counted = f"({trials} trial{'s' if trials > 1 else ''})"
+            curve = rows.groupby(x)[y].mean()
+            curve = curve[curve.index > 0] if logx else curve
+            if curve.empty:
+                continue
+            if algorithm == "libsvm" and len(curve) == 1:   # one solve: a reference level, as in the paper
+                ax.axhline(curve.iloc[0], color=color, ls="--", lw=1,
+                           label=f"libsvm{setting} (exact, {curve.iloc[0]:.3f})")
+                continue
+            peer = is_peer(rows)
+            ax.plot(curve.index, curve.values, color=color, marker=marker, ms=3, lw=1.2, ls=":" if peer else "-",
+                    label=f"{peer_label(algorithm) if peer else algorithm}{setting} {counted}")
 
 
 def _skipped_note(ax, df, name):
@@ -90,12 +95,12 @@ def _panels(df, x, y, xlabel, ylabel, logx=True, dai_only=False):
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
     for ax, name in zip(axes[0], datasets):
         _draw(ax, ok[ok["dataset"] == name], x, y, logx)
-        ax.set_title(PANELS.get(name, (0, name))[1] if dai_only else name, fontsize=10)
+        ax.set_title(panel_title("dai2014", name, PANELS.get(name, (0, None))[1] if dai_only else None,
+                                 rows=ok[ok["dataset"] == name]), fontsize=10)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         if logx:
-            ax.set_xscale("log")
-            ax.xaxis.set_minor_formatter(NullFormatter())   # 2×10³ ... labels overlap on short ranges
+            log_scale(ax, "x")
         ax.grid(alpha=0.3)
         if dai_only:
             _skipped_note(ax, runs, name)
@@ -103,15 +108,14 @@ def _panels(df, x, y, xlabel, ylabel, logx=True, dai_only=False):
                 paper_set = PAPER_SET.get(name, name)
                 draw_published(ax, published_values("dai2014", paper_set, "test_error", figure="fig1"),
                                label="paper" if paper_set == name else f"paper ({paper_set})")
-        ax.legend(fontsize=6.5, framealpha=0.7, loc="upper right")
-    fig.tight_layout()
+    legend_below(fig, axes[0])
     return fig
 
 
 @register_figure("dai2014_fig1_test_error_vs_samples")
 def test_error_vs_samples(df):
     """Dai et al. Fig. 1 (1)–(3)."""
-    return _panels(df, "samples_seen", "test_error", "number of training samples seen", "test error",
+    return _panels(df, "samples_seen", "test_error", "number of training samples seen", "test error (fraction)",
                    dai_only=True)
 
 

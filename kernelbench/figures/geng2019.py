@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from kernelbench.figures.base import register_figure
+from kernelbench.figures.base import panel_grid, panel_title, register_figure
 from kernelbench.results import config_values, final_rows, tagged
 
 SIZE_SWEEPS = ("fig2", "fig2mem")      # the sweeps over training sizes: time (Fig. 2) and memory (§6.2)
@@ -93,8 +93,8 @@ def _against_size(df, figure: str, column: str, ylabel: str, title: str):
     if rows.empty or column not in rows:
         return None
     datasets = sorted(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.3), squeeze=False)
-    for ax, name in zip(axes[0], datasets):
+    fig, axes = panel_grid(len(datasets), 3.6, 4.2)
+    for ax, name in zip(axes, datasets):
         part = rows[rows["dataset"] == name]
         for method in METHODS:
             m = part[part["method"] == method]
@@ -104,12 +104,13 @@ def _against_size(df, figure: str, column: str, ylabel: str, title: str):
             slope = loglog_slope(m["train_size"], m[column])
             ax.loglog(mean.index, mean.values, "o-", color=COLORS[method],
                       label=f"{_label(method, part)} (slope {slope:.2f})")
-        ax.set_title(name, fontsize=9)
+        ax.set_title(panel_title("geng2019", name, rows=part), fontsize=9)
         ax.xaxis.set_minor_formatter(NullFormatter())     # log axes: label the decades only
-        ax.set_xlabel("training size (labeled + unlabeled)")
+        ax.set_xlabel("training size (labeled + unlabeled rows)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=6)
+        # each panel's methods carry their own slope: a legend under each panel, off its data
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig
@@ -146,10 +147,12 @@ def test_error_boxplot(df, protocol: str = "held-out"):
             patch.set_facecolor(COLORS[method])
             patch.set_alpha(0.6)
         ax.plot([], [], "s", color=COLORS[method], label=_label(method, rows))
-    ax.set_xticks(range(len(datasets)), datasets, fontsize=8)
+    named = [name if panel_title("geng2019", name, rows=rows[rows["dataset"] == name]) == name else f"{name}\n(stand-in data)"
+             for name in datasets]
+    ax.set_xticks(range(len(datasets)), named, fontsize=8)
     ax.set_ylabel("test error (%)")
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=min(len(methods), 4), loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     where = ("the paper's fold scheme (mean of each trial's folds)" if protocol == "paper"
              else "held-out test part")
     ax.set_title(f"Geng et al. 2019, Fig. 3: test error, 200 labeled points, trials per method; {where}",

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, MultipleLocator
 
-from kernelbench.figures.base import published_values, register_figure
+from kernelbench.figures.base import legend_below, panel_grid, panel_title, published_values, register_figure
 from kernelbench.results import final_rows, tagged
 from kernelbench.solvers.merging import lookup_tables, merge_lookup
 
@@ -118,8 +118,8 @@ def merge_time_breakdown(df):
     if data.empty:
         return None
     panels = _panels(data)
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.2), squeeze=False)
-    for ax, (name, budget, part) in zip(axes[0], panels):
+    fig, axes = panel_grid(len(panels), 3.2, 3.2)
+    for ax, (name, budget, part) in zip(axes, panels):
         means = part.groupby("merge")[["merge_seconds_a", "merge_seconds_b"]].mean()
         methods = [m for m in METHOD_ORDER if m in means.index]
         x = np.arange(len(methods))
@@ -127,9 +127,10 @@ def merge_time_breakdown(df):
         b = means.loc[methods, "merge_seconds_b"].to_numpy()
         ax.bar(x, a, label="section A (h or WD)", color="tab:orange")
         ax.bar(x, b, bottom=a, label="section B (rest)", color="tab:blue")
-        _label_panel(ax, methods, f"{name}, B = {budget}", "merging time (s)")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+        _label_panel(ax, methods, panel_title("glasmachers2019", name, f"{name}, B = {budget}", rows=part),
+                     "merging time (s)")
+    fig.suptitle("Glasmachers & Qaadan, Fig. 3: merging time per run, by section of the merge", fontsize=10)
+    legend_below(fig, axes)
     return fig
 
 
@@ -165,8 +166,8 @@ def table2_accuracy(df):
     if data.empty:
         return None
     panels = _panels(data)
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 3.2), squeeze=False)
-    for ax, (name, budget, part) in zip(axes[0], panels):
+    fig, axes = panel_grid(len(panels), 2.8, 3.2)
+    for ax, (name, budget, part) in zip(axes, panels):
         accuracy = 100 * (1 - part["test_error"].astype(float))
         ours = accuracy.groupby(part["merge"]).agg(["mean", "std", "count"])
         paper = {e.params.get("merge"): e for e in published_values("glasmachers2019", name, "test_accuracy",
@@ -175,13 +176,15 @@ def table2_accuracy(df):
         methods = [m for m in METHOD_ORDER if m in ours.index]
         x = np.arange(len(methods))
         ax.errorbar(x - 0.1, ours.loc[methods, "mean"], yerr=ours.loc[methods, "std"].fillna(0), fmt="o",
-                    color="C3", ms=4, capsize=2, label=f"ours ({int(ours['count'].max())} trials)")
+                    color="C3", ms=4, capsize=2, label="ours (mean ± std over trials)")
         shown = [(i, paper[m]) for i, m in enumerate(methods) if m in paper]
         if shown:
             ax.errorbar([i + 0.1 for i, _ in shown], [e.value for _, e in shown],
                         yerr=[e.std or 0 for _, e in shown], fmt="o", mfc="none", color="k", ms=4, capsize=2,
                         label="paper (Table 2)")
-        _label_panel(ax, methods, f"{name}, B = {budget}", "test accuracy (%)")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+        _label_panel(ax, methods, panel_title("glasmachers2019", name, f"{name}, B = {budget}", rows=part),
+                     "test accuracy (%)")
+    fig.suptitle("Glasmachers & Qaadan, Table 2: test accuracy by merge method (mean ± std over trials)",
+                 fontsize=10)
+    legend_below(fig, axes)
     return fig

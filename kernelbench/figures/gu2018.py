@@ -18,7 +18,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from kernelbench.figures.base import ALGORITHM_STYLE, PEERS, is_peer, peer_label, register_figure
+from kernelbench.figures.base import (
+    ALGORITHM_STYLE,
+    PEERS,
+    is_peer,
+    legend_below,
+    log_scale,
+    panel_title,
+    peer_label,
+    register_figure,
+)
 from kernelbench.results import tagged
 
 ALGORITHMS = ("asydsskl", "asygcd", "dsg", "libsvm", "libsvm-p", *PEERS)
@@ -86,12 +95,11 @@ def _curves(df, metric, ylabel, transform):
                 else:
                     ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
                             ls=":" if is_peer(run) else "--" if dashed else "-", label=label)
-        ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
+        ax.set_title(panel_title("gu2018", name, PANELS.get(name, (0, None))[1], rows=part), fontsize=10)
         ax.set_xlabel("training time (s)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend_below(fig, axes[0])
     return fig
 
 
@@ -129,11 +137,12 @@ def test_time(df):
             unit = "features" if alg["n_features"].notna().any() else "SVs"
             ax.plot(alg["n_test"], alg["predict_seconds"], color=color, marker=marker, ms=3, lw=1.2,
                     label=f"{LABELS[algorithm]} ({int(size)} {unit})")
-        ax.set_title(PANELS.get(name, (0, name))[1], fontsize=10)
+        ax.set_title(panel_title("gu2018", name, PANELS.get(name, (0, None))[1], rows=part), fontsize=10)
         ax.set_xlabel("number of testing samples")
         ax.set_ylabel("testing time (s)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        # each panel's methods are labelled with their own model size: a legend under each panel
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -185,8 +194,9 @@ def speedup(df):
             curve = first[first["threads"] == k].sort_values("iteration")
             ax.plot(curve["train_seconds"], curve["objective"], marker="o", ms=2, lw=1.2,
                     label=f"{k} thread{'s' if k > 1 else ''}")
-        ax.set_yscale("log")
-        ax.set_title(f"{PANELS.get(name, (0, name))[1]}: objective vs time", fontsize=10)
+        log_scale(ax, "y")
+        ax.set_title(panel_title("gu2018", name, PANELS.get(name, (0, None))[1], rows=part) + ": objective vs time",
+                     fontsize=10)
         ax.set_xlabel("training time (s)")
         ax.set_ylabel("objective P(w)")
         ax.grid(alpha=0.3)

@@ -21,24 +21,33 @@ Each paper is one YAML file in this folder, named by the paper's id (first autho
     claims          (optional) the paper's conclusions drawn from its experiments, one mapping per
                     claim: the fields of `Claim`, its `test` those of `ClaimTest` (the report
                     computes each claim's verdict from the runs: kernelbench.report.verdicts)
+    sections        (with claims) where the claims sit: {label: its heading, or its paragraph's first
+                    words, verbatim from the text and found there once}, e.g. {"§6.2": "6.2 Experimental
+                    Results"}; a claim's `section` names one, its `sentence` counts the sentences from
+                    that heading (sentence_number); every label is some claim's
+    extraction_defects  (optional) {verbatim: as read}: what the text extraction garbled in the claims'
+                    quotes (lost ligatures, "15:3%" for "15.3%"), each repair used by a claim's `reads`
 
 The files are read on first use (`PAPERS`, `get_paper`), not at import; `paper_ids()` only lists
-them. This module imports nothing from kernelbench but kernelbench.errors: the config layer imports
-it to check `tags.paper`.
+them. This module imports nothing from kernelbench but kernelbench.errors and kernelbench.measures:
+the config layer imports it to check `tags.paper`.
 """
 from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 import yaml
 
 from kernelbench.errors import ConfigError
+from kernelbench.measures import CLAIM_MEASURES, MEASURES, measure
 
 __all__ = ["ACROSS_SETS", "CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
-           "Sweep", "get_paper", "load_paper", "load_papers", "paper_ids"]
+           "SENTENCE_END", "Sweep", "get_paper", "load_paper", "load_papers", "normalised", "paper_ids", "reads_as_quote",
+           "sentence_number"]
 
 FOLDER = Path(__file__).parent
 # The order papers are listed in (that of the index of ../shared/papers); a paper file whose id is
@@ -70,13 +79,8 @@ class Published:
     where: str                  # table / figure / section it comes from
     dataset: str                # our registry name
     algorithm: str              # our algorithm name
-    metric: str                 # test_error | test_accuracy | train_error (percent), test_mae, train_seconds,
-                                # counter:<name>, counter%:<name> (percent), merge_time_share (percent of the
-                                # training time spent merging), improvement_vs_gss:<merge> (training time,
-                                # percent), merge_time_improvement_vs_gss:<merge> (merging time, percent),
-                                # at_seconds:<error>:<s> (percent, the error of the last evaluation within s
-                                # training seconds, per trial; s = libsvm: the mean training seconds of the
-                                # LIBSVM run with the same tags and dataset)
+    metric: str                 # a measure (kernelbench.measures), e.g. test_error, counter:<name>,
+                                # improvement_vs_gss:<merge>, at_seconds:<error>:<s>
     value: float
     std: float | None = None
     params: dict = field(default_factory=dict)     # the entry applies to rows with these params
@@ -100,21 +104,18 @@ class Published:
 #   growth   the log-log slope of the metric against the training size is ≤ at_most
 #   bound    a's mean lies below (direction lower) or above (higher) a stated `value` (value_why says
 #            where the number comes from), or the mean of another metric (`than`) of the same runs
+#   no_worse a is no worse than every b by more than `margin` (direction: which way is better): a
+#            one-sided claim such as "no cost in accuracy"; margin `sd` is one standard deviation of the
+#            trials, the yardstick of a paper that calls differences below it no difference
+#   time_to  the time a needs to reach every b's final value (per trial, from its curve; less a
+#            `margin` on the worse side, say to a "satisfactory" value) is at least `at_least` times
+#            shorter than b's whole training time: a speed ratio at equal accuracy
 # and two across the claim's sets, each set's mean of a's runs one point:
 #   extreme      the set `on_set` has the largest (direction higher) or smallest (lower) mean
 #   correlation  Spearman's rank correlation of the metric with `against` over the sets ≥ `value`
-CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth", "bound", "extreme", "correlation")
+CLAIM_TESTS = ("order", "similar", "ratio", "speedup", "growth", "bound", "no_worse", "time_to", "extreme",
+               "correlation")
 ACROSS_SETS = ("extreme", "correlation")
-# The numbers a claim may compare: columns of results.csv's final rows (errors in percent),
-# test_accuracy (100 − test error), counter:<name> (a solver counter) and counter%:<name> (in percent),
-# train_memory_mb (what training itself holds, per trial: results/schema.py), peak_memory_mb (the run's
-# process's peak resident memory, run.json: a point's own only when its sweep runs each point as a process)
-CLAIM_METRICS = ("test_error", "test_accuracy", "train_error", "test_mse", "train_mse", "test_mae", "train_mae",
-                 "objective", "train_seconds", "predict_seconds", "n_support_vectors", "merge_time_share",
-                 "train_memory_mb", "peak_memory_mb")
-# A merge method's time saved against GSS-standard at the same budget (percent): improvement_vs_gss:<merge>
-# (training time), merge_time_improvement_vs_gss:<merge> (merging time)
-CLAIM_GAINS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
 QUANTIFIERS = ("all", "most")
 DIRECTIONS = ("lower", "higher")
 
@@ -141,12 +142,15 @@ class ClaimTest:
     metric: str
     a: Selector
     b: tuple[Selector, ...] = ()
-    direction: str | None = None        # order
-    at: str = "final"                   # order, similar: final | seconds:<s> | seconds:<algorithm>
+    direction: str | None = None        # order, bound, no_worse, time_to (which way is better), extreme
+    at: str = "final"                   # order, similar, no_worse, bound: final | seconds:<s> | seconds:<algorithm>
+                                        # | horizon:<s or algorithm> (several time points up to it)
+    when: str = "all"                   # with at horizon: the share of its time points the test must hold at
     per: str | None = None              # order, similar, ratio: n_train (at every training size)
-    margin: float | None = None         # similar
-    margin_why: str = ""                # similar
-    at_least: float | None = None       # ratio, speedup
+    margin: float | str | None = None   # similar; no_worse (a number, or "sd": one standard deviation of the trials)
+    margin_why: str = ""                # similar, no_worse
+    at_least: float | None = None       # ratio, speedup, time_to
+    at_least_why: str = ""              # ratio, time_to: why that factor (the word "much" and its reading)
     threads: tuple[int, ...] = ()       # speedup
     at_most: float | None = None        # growth
     value: float | None = None          # bound: the stated number a's mean is compared with
@@ -171,6 +175,22 @@ class Claim:
     floor: dict = field(default_factory=dict)       # {set of `on`: the constant classifier's test error, %}
     needs: str | None = None            # set: not testable here; what is missing
     test: ClaimTest | None = None
+    scale_rows: int | None = None       # the claim speaks of data this large (training rows): smaller runs
+    scale_why: str = ""                 # do not test it; the words that say so
+    reads: str | None = None            # the quote as a reader reads it (spaces, symbols repaired), when
+                                        # the verbatim one is not readable (reads_as_quote ties the two)
+    section: str | None = None          # the label of the paper's `sections` the quote is in, e.g. "§6.2"
+    sentence: int | None = None         # the quote's sentence in that section, counted from its heading
+
+    @property
+    def readable(self) -> str:
+        """The quote as a reader reads it."""
+        return self.reads if self.reads is not None else " ".join(self.quote.split())
+
+    @property
+    def locator(self) -> str:
+        """Where the quote is, as a reader finds it: "§6.2, sentence 3"."""
+        return f"{self.section}, sentence {self.sentence}"
 
 
 @dataclass(frozen=True)
@@ -184,6 +204,41 @@ class Paper:
     not_tabulated: str | None = None
     published: tuple[Published, ...] = ()
     claims: tuple[Claim, ...] = ()
+    sections: dict = field(default_factory=dict)            # {label: its heading, verbatim}
+    extraction_defects: dict = field(default_factory=dict)  # {verbatim: as read}
+
+
+def normalised(text: str) -> str:
+    """Text with every run of whitespace one space (how quotes and headings are matched)."""
+    return " ".join(text.split())
+
+
+def reads_as_quote(quote: str, reads: str, defects: dict) -> bool:
+    """Whether `reads` says what `quote` says: equal, spaces aside, once each of the paper's extraction
+    `defects` ({verbatim: as read}) is repaired in the quote; a changed word or number is not."""
+    for verbatim, repaired in defects.items():
+        quote = quote.replace(verbatim, repaired)
+    return "".join(quote.split()) == "".join(reads.split())
+
+
+# A sentence ends at . or ? before a capital letter (spaces optional: some texts lost theirs), but not
+# after these abbreviations; not at ! (garbled formulas carry LaTeX's \! before capitals)
+SENTENCE_END = re.compile(r"(?<!\bFig)(?<!\bFigs)(?<!\bal)(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bEq)(?<!\bcf)(?<!\bSec)"
+                           r"[.?](?=\s*[A-Z])")
+
+
+def sentence_number(text: str, heading: str, quote: str) -> int | None:
+    """The sentence the first `quote` from `heading` on starts in, counted from the heading (1: the
+    first sentence after it, or the one the heading opens where it is a paragraph's first words);
+    None when the heading, or the quote from it on, is not in `text`. All three are matched
+    whitespace-normalised."""
+    text, heading, quote = normalised(text), normalised(heading), normalised(quote)
+    start = text.find(heading)
+    at = text.find(quote, start) if start >= 0 else -1
+    if at < 0:
+        return None
+    # up to the quote's first character: an end just before it looks ahead at that character
+    return 1 + len(SENTENCE_END.findall(text, start + len(heading), at + 1))
 
 
 def paper_ids() -> tuple[str, ...]:
@@ -216,7 +271,8 @@ def __getattr__(name):
 
 _PAPER_KEYS = {"id": True, "name": True, "citation": True, "text": True, "figure_prefix": True,
                "sweeps": True, "not_tabulated": True, "needs": False, "differences": False,
-               "published": True, "claims": False}   # key: required
+               "published": True, "claims": False, "sections": False,
+               "extraction_defects": False}   # key: required
 _CITATION_KEYS = ("authors", "title", "venue", "year")
 _SWEEP_KEYS = ("figure", "command")
 _ENTRY_KEYS = tuple(f.name for f in fields(Published) if f.name != "paper")
@@ -327,8 +383,16 @@ def load_paper(path) -> Paper:
 
     published = tuple(_entry(check, paper_id, i, entry, needs, differences)
                       for i, entry in enumerate(_list(check, "published", data["published"])))
-    claims = tuple(_claim(check, paper_id, i, claim)
+    sections = _text_mapping(check, "sections", data.get("sections"))
+    defects = _text_mapping(check, "extraction_defects", data.get("extraction_defects"), empty=True)
+    claims = tuple(_claim(check, paper_id, i, claim, sections, defects)
                    for i, claim in enumerate(_list(check, "claims", data.get("claims") or [])))
+    unused = [verbatim for verbatim in defects if not any(verbatim in c.quote for c in claims if c.reads)]
+    if unused:                          # a repair no quote needs is a typo or a leftover
+        check.fail("extraction_defects", f"{unused[0]!r} is in no claim's quote that has `reads`")
+    unused = [label for label in sections if not any(c.section == label for c in claims)]
+    if unused:
+        check.fail("sections", f"{unused[0]!r} is no claim's section")
     seen = set()
     for i, claim in enumerate(claims):
         if claim.id in seen:
@@ -338,7 +402,16 @@ def load_paper(path) -> Paper:
     return Paper(id=paper_id, name=_text(check, "name", data["name"]), citation=citation,
                  text=_text(check, "text", data["text"]), figure_prefix=prefix, sweeps=tuple(sweeps),
                  not_tabulated=_optional_text(check, "not_tabulated", data["not_tabulated"]),
-                 published=published, claims=claims)
+                 published=published, claims=claims, sections=sections, extraction_defects=defects)
+
+
+def _text_mapping(check: _File, where: str, value, *, empty=False) -> dict:
+    """{text: text}, or {} for none; `empty`: the values may be empty text."""
+    named = _mapping(check, where, value or {})
+    for key, item in named.items():
+        _text(check, where, key)
+        _text(check, f"{where}.{key}", item, empty=empty)
+    return dict(named)
 
 
 def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differences: dict) -> Published:
@@ -348,7 +421,8 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
     if named:
         where += f" ({', '.join(named)})"
     entry = _mapping(check, where, entry, _ENTRY_KEYS, _ENTRY_REQUIRED)
-    values = {k: _text(check, f"{where}.{k}", entry[k]) for k in ("where", "dataset", "algorithm", "metric")}
+    values = {k: _text(check, f"{where}.{k}", entry[k]) for k in ("where", "dataset", "algorithm")}
+    values["metric"] = _metric(check, f"{where}.metric", entry["metric"])
     values["value"] = _number(check, f"{where}.value", entry["value"])
     if entry.get("std") is not None:
         values["std"] = _number(check, f"{where}.std", entry["std"])
@@ -390,16 +464,19 @@ def _entry(check: _File, paper_id: str, index: int, entry, needs: dict, differen
 
 # ---- claims ----
 
-_CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "on": True, "quantifier": False,
-               "figure": False, "stand_in": False, "floor": False, "needs": False, "test": False}  # key: required
+_CLAIM_KEYS = {"id": True, "where": True, "line": True, "quote": True, "reads": False, "section": True,
+               "sentence": True, "on": True, "quantifier": False, "figure": False, "stand_in": False,
+               "floor": False, "needs": False, "scale": False, "test": False}  # key: required
 # Per test kind: its required keys, then the optional ones (besides `kind`)
 _TEST_KEYS = {
-    "order": (("metric", "a", "b", "direction"), ("at", "per")),
-    "similar": (("metric", "a", "b", "margin", "margin_why"), ("at", "per")),
-    "ratio": (("metric", "a", "b", "at_least"), ("per",)),
+    "order": (("metric", "a", "b", "direction"), ("at", "when", "per")),
+    "similar": (("metric", "a", "b", "margin", "margin_why"), ("at", "when", "per")),
+    "ratio": (("metric", "a", "b", "at_least"), ("at_least_why", "per")),
     "speedup": (("metric", "a", "threads", "at_least"), ()),
     "growth": (("metric", "a", "at_most"), ()),
     "bound": (("metric", "a", "direction"), ("value", "value_why", "than", "at", "per")),
+    "no_worse": (("metric", "a", "b", "margin", "margin_why"), ("direction", "at", "when", "per")),
+    "time_to": (("metric", "a", "b", "at_least"), ("direction", "at_least_why", "margin", "margin_why")),
     "extreme": (("metric", "a", "direction", "on_set"), ()),
     "correlation": (("metric", "a", "against", "value", "value_why"), ()),
 }
@@ -427,29 +504,33 @@ def _selector(check: _File, where: str, value) -> Selector:
     return Selector(_text(check, f"{where}.algorithm", value["algorithm"]), dict(params))
 
 
-def _claim_metric(check: _File, where: str, value) -> str:
+def _metric(check: _File, where: str, value, allowed=tuple(MEASURES)) -> str:
+    """A measure's name (kernelbench.measures), e.g. test_error or counter:merge_frequency."""
     metric = _text(check, where, value)
-    kind, _, name = metric.partition(":")
-    if metric in CLAIM_METRICS or (kind in ("counter", "counter%") and name) or (
-            metric.startswith(CLAIM_GAINS) and name):
-        return metric
-    check.fail(where, f"unknown metric {metric!r}; the metrics are {', '.join(CLAIM_METRICS)}, "
-                      "counter:<name>, counter%:<name>, improvement_vs_gss:<merge> and "
-                      "merge_time_improvement_vs_gss:<merge>")
+    try:
+        measure(metric, allowed)
+    except ValueError as why:
+        check.fail(where, str(why))
+    return metric
+
+
+def _claim_metric(check: _File, where: str, value) -> str:
+    return _metric(check, where, value, CLAIM_MEASURES)
 
 
 def _claim_at(check: _File, where: str, value) -> str:
-    """final | seconds:<s> (s > 0) | seconds:<algorithm>."""
+    """final | seconds:<s> (s > 0) | seconds:<algorithm> | horizon:<s> | horizon:<algorithm>."""
     text = _text(check, where, value)
     kind, _, limit = text.partition(":")
-    if text == "final" or (kind == "seconds" and limit.strip()):
+    if text == "final" or (kind in ("seconds", "horizon") and limit.strip()):
         try:
-            if kind == "seconds" and not float(limit) > 0:
+            if not float(limit) > 0:
                 check.fail(where, f"expected seconds above 0, got {limit!r}")
         except ValueError:          # an algorithm's name: within that algorithm's mean training time
             pass
         return text
-    check.fail(where, f"expected final, seconds:<s> or seconds:<algorithm>, got {_show(value)}")
+    check.fail(where, f"expected final, seconds:<s>, seconds:<algorithm>, horizon:<s> or horizon:<algorithm>, "
+                      f"got {_show(value)}")
 
 
 def _claim_test(check: _File, where: str, value) -> ClaimTest:
@@ -476,20 +557,34 @@ def _claim_test(check: _File, where: str, value) -> ClaimTest:
         if value["direction"] not in DIRECTIONS:
             check.fail(f"{where}.direction", f"expected lower or higher, got {_show(value['direction'])}")
         values["direction"] = value["direction"]
+    elif kind in ("no_worse", "time_to"):       # which way is better: the measure's own, when it has one
+        values["direction"] = measure(values["metric"])[0].better
+        if values["direction"] is None:
+            check.fail(where, f"a {kind} test on {values['metric']} needs direction: which way is better")
     if value.get("at") is not None:
         values["at"] = _claim_at(check, f"{where}.at", value["at"])
+    if "when" in value:
+        if value["when"] not in QUANTIFIERS or not values.get("at", "").startswith("horizon:"):
+            check.fail(f"{where}.when", f"expected all or most, with at: horizon:…; got {_show(value['when'])}"
+                                        f" with at: {values.get('at', 'final')}")
+        values["when"] = value["when"]
     if value.get("per") is not None:
         if value["per"] != "n_train":
             check.fail(f"{where}.per", f"expected n_train or null, got {_show(value['per'])}")
         values["per"] = "n_train"
     for key in ("margin", "at_least", "at_most"):
-        if key in value:
+        if key == "margin" and kind == "no_worse" and value.get(key) == "sd":
+            values[key] = "sd"
+        elif key in value:
             number = _number(check, f"{where}.{key}", value[key])
             if number < 0 or (key != "margin" and number == 0):
                 check.fail(f"{where}.{key}", f"expected a number above 0, got {_show(value[key])}")
             values[key] = number
-    if "margin_why" in value:
-        values["margin_why"] = _text(check, f"{where}.margin_why", value["margin_why"])
+    for key in ("margin_why", "at_least_why"):
+        if key in value:
+            values[key] = _text(check, f"{where}.{key}", value[key])
+    if "margin" in value and "margin_why" not in value:
+        check.fail(where, f"a {kind} test with a margin needs margin_why: where the margin comes from")
     if kind == "extreme":
         values["on_set"] = _text(check, f"{where}.on_set", value["on_set"])
     if kind == "correlation":
@@ -523,7 +618,23 @@ def _claim_test(check: _File, where: str, value) -> ClaimTest:
     return ClaimTest(**values)
 
 
-def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
+def _claim_place(check: _File, where: str, claim: dict, sections: dict, defects: dict) -> dict:
+    """The claim's `reads` (said as its quote says it), `section` (one of the paper's) and `sentence`."""
+    values = {}
+    if claim.get("reads") is not None:
+        values["reads"] = _text(check, f"{where}.reads", claim["reads"])
+        if not reads_as_quote(claim["quote"], values["reads"], defects):
+            check.fail(f"{where}.reads", "does not say what the quote says (equal but for spaces, once the "
+                                         "file's extraction_defects are repaired in the quote)")
+    values["section"] = _text(check, f"{where}.section", claim["section"])
+    if values["section"] not in sections:
+        check.fail(f"{where}.section", f"{values['section']!r} is not one of the file's sections "
+                                       f"({', '.join(sections) or 'none'})")
+    values["sentence"] = _integer(check, f"{where}.sentence", claim["sentence"], least=1)
+    return values
+
+
+def _claim(check: _File, paper_id: str, index: int, claim, sections: dict, defects: dict) -> Claim:
     where = f"claims[{index}]"
     if isinstance(claim, dict) and isinstance(claim.get("id"), str):
         where += f" ({claim['id']})"
@@ -536,7 +647,8 @@ def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
         check.fail(f"{where}.id", f"expected kebab-case (lower-case letters, digits and -), got {claim_id!r}")
     values = {"id": claim_id, "where": _text(check, f"{where}.where", claim["where"]),
               "line": _integer(check, f"{where}.line", claim["line"], least=1),
-              "quote": _text(check, f"{where}.quote", claim["quote"])}
+              "quote": _text(check, f"{where}.quote", claim["quote"]),
+              **_claim_place(check, where, claim, sections, defects)}
     on = _list(check, f"{where}.on", claim["on"])
     values["on"] = tuple(_text(check, f"{where}.on[{i}]", name) for i, name in enumerate(on))
     if len(set(values["on"])) != len(values["on"]):
@@ -557,6 +669,10 @@ def _claim(check: _File, paper_id: str, index: int, claim) -> Claim:
         values[key] = {name: (float(item) if key == "floor" else item) for name, item in named.items()}
     if claim.get("needs") is not None:
         values["needs"] = _text(check, f"{where}.needs", claim["needs"])
+    if claim.get("scale") is not None:
+        scale = _mapping(check, f"{where}.scale", claim["scale"], ("rows", "why"), ("rows", "why"))
+        values["scale_rows"] = _integer(check, f"{where}.scale.rows", scale["rows"], least=1)
+        values["scale_why"] = _text(check, f"{where}.scale.why", scale["why"])
     if claim.get("test") is not None:
         values["test"] = _claim_test(check, f"{where}.test", claim["test"])
     elif values.get("needs") is None:

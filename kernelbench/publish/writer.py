@@ -15,7 +15,7 @@ from kernelbench._vocab import NO_CELL_FINISHED
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
 from kernelbench.figures import render_all
 from kernelbench.papers import get_paper, paper_ids
-from kernelbench.report import build_report, reproduction_markdown, rows_read
+from kernelbench.report import build_report, reproduction_files, rows_read
 from kernelbench.results import (
     ABSENT_FILE,
     META_FILE,
@@ -159,12 +159,16 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
             continue
         outcome[p] = _publish_paper(p, runs, results_dir, out_dir, max_points=max_points, prune=prune,
                                     absent_data=absent_data, not_run=not_run, echo=echo)
-    if reproduction is not None:
-        atomic_write_text(reproduction, reproduction_markdown(out_dir, reproduction))
-        echo(f"{reproduction}: regenerated from {out_dir}")
+    # the figures first: the report shows those beside the published runs
     if figures_dir is not None:
         drawn = [path for p in outcome for path in render_all(out_dir, figures_dir, prefix=f"{p}_", formats=("png",), palette=True)]
         echo(f"figures: {len(drawn)} drawn from {out_dir} into {figures_dir}")
+    if reproduction is not None:
+        pages = reproduction_files(out_dir, reproduction)
+        for path, text in pages.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, text)
+        echo(f"{reproduction} and {len(pages) - 1} detail page(s): regenerated from {out_dir}")
     files = [f for f in out_dir.rglob("*") if f.is_file()] + ([Path(reproduction)] if reproduction is not None else [])
     too_large = over_budget(files)
     if too_large:

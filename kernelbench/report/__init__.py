@@ -4,14 +4,14 @@ The published numbers and the claims are data: each paper's file in kernelbench/
 from the papers' texts under ../shared/papers). numbers.py builds the table of every published
 number next to ours, with its status; verdicts.py tests each claim (a conclusion the paper draws
 from an experiment) on the runs; reproduction.py writes REPRODUCTION.md from the published runs
-alone: per paper its claims' verdicts, its numbers' verdicts with their reasons, and the runs'
-provenance; page.py renders markdown as a standalone HTML page (markdown-it-py); compare.py is
+alone: the short report (per paper its findings, figures and claims' verdicts: findings.py,
+paper_pages.py, marks.py) and a detail page per paper (its numbers' verdicts with their reasons, and
+the runs' provenance); page.py renders markdown as a standalone HTML page (markdown-it-py); compare.py is
 `kernelbench compare`, one page for any runs.
 """
 from .numbers import (
     VERDICTS,
     build_numbers,
-    metric_known,
     number_status,
     numbers_sentence,
     pooling_conflict,
@@ -21,10 +21,19 @@ from .numbers import (
     verdict_and_reason,
 )
 from .page import markdown_to_html
-from .reproduction import absent_data, not_run_experiments, reproduction_command, reproduction_markdown, shortened
-from .verdicts import CLAIM_VERDICTS, ClaimVerdict, build_report, judge_claim, judge_paper, rows_read
+from .reproduction import (
+    absent_data,
+    not_run_experiments,
+    reproduction_command,
+    reproduction_files,
+    reproduction_markdown,
+    shortened,
+)
+from .claims_text import build_report
+from .verdicts import CLAIM_VERDICTS, ClaimVerdict, judge_claim, judge_paper, rows_read
 
 __all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
-           "markdown_to_html", "metric_known", "not_run_experiments", "number_status", "numbers_sentence", "pooling_conflict",
-           "report_papers", "reproduction_command", "reproduction_markdown", "rows_read", "select_rows", "shortened",
+           "markdown_to_html", "not_run_experiments", "number_status", "numbers_sentence", "pooling_conflict",
+           "report_papers", "reproduction_command", "reproduction_files",
+           "reproduction_markdown", "rows_read", "select_rows", "shortened",
            "tolerance", "verdict_and_reason"]

@@ -15,13 +15,7 @@ verdict; a row on stand-in data (the entry's `stand_in`) says so in its verdict.
 synthetic replica of its data set (`kernelbench datasets synth`) is never read here: a printed number
 is about the paper's data; an entry run only on a replica says "no data here", naming the replica.
 
-The metrics an entry may name (`metric_known`): test_error, test_accuracy, train_error (percent),
-test_mae, train_seconds, merge_time_share (percent of the training time spent merging),
-counter:<name> (an algorithm counter as is), counter%:<name> (in percent),
-improvement_vs_gss:<merge> and merge_time_improvement_vs_gss:<merge> (training / merging time
-saved against GSS-standard, percent), at_seconds:<error>:<s> (the error of the last evaluation
-within s training seconds, per trial; s = libsvm: the mean training seconds of the LIBSVM run with
-the same tags and dataset).
+The metrics an entry may name are the measures of kernelbench.measures (read by .reading).
 """
 from __future__ import annotations
 
@@ -33,10 +27,12 @@ import pandas as pd
 
 from kernelbench.data.fetch import fetch_command
 from kernelbench.errors import OutputError
+from kernelbench.measures import measure
 from kernelbench.papers import Paper, Published, load_papers
 from kernelbench.results import RunRecord, collect_results, final_rows, resolved_text, run_folders, tagged
 
-GAIN_METRICS = ("improvement_vs_gss:", "merge_time_improvement_vs_gss:")
+from .reading import time_saved, trial_values
+
 INTRO = ("Values in percent (WD factors as ratios, test_mae in the target's unit, train_seconds in "
          "seconds). Ours: mean ± std over finished trials (n) of the runs tagged for the entry (their "
          "folders listed), never of runs whose parameters, data or stop rule differ; time "
@@ -45,28 +41,6 @@ INTRO = ("Values in percent (WD factors as ratios, test_mae in the target's unit
          "published std; 10 % of an MAE; 0.01 of a WD factor; 10 points of a share or time gain, or half "
          "the published value when that is smaller), or on the stated side of a bound; timings of the "
          "authors' machines are shown, not judged. A row on stand-in data says so in its verdict.")
-PERCENT_METRICS = ("test_error", "test_accuracy", "train_error")
-PLAIN_METRICS = (*PERCENT_METRICS, "test_mae", "train_seconds", "merge_time_share")
-
-
-def metric_known(metric: str) -> bool:
-    """Whether the report can compute `metric` (the module docstring lists them)."""
-    if metric in PLAIN_METRICS:
-        return True
-    kind, _, rest = metric.partition(":")
-    if kind in ("counter", "counter%") or f"{kind}:" in GAIN_METRICS:
-        return bool(rest)
-    if kind == "at_seconds":
-        error, _, seconds = rest.partition(":")
-        if error not in ("test_error", "train_error") or not seconds:
-            return False
-        try:
-            return seconds == "libsvm" or float(seconds) > 0
-        except ValueError:
-            return False
-    return False
-
-
 def report_papers(paper: str | None = None) -> list[Paper]:
     """The papers a report covers (all, or the one with this id; none for an unknown id), in the
     report's order: by id, alphabetically."""
@@ -80,14 +54,14 @@ def tolerance(entry: Published) -> float | None:
     the published value, whichever is smaller; an entry may set its own."""
     if entry.tolerance != "default":
         return entry.tolerance
-    metric = entry.metric
-    if metric in PERCENT_METRICS or metric.startswith("at_seconds:"):
+    read = measure(entry.metric)[0].read
+    if read in ("percent", "accuracy", "at_time"):
         return max(1.0, 2 * entry.std) if entry.std else 1.0
-    if metric == "test_mae":
+    if entry.metric == "test_mae":
         return 0.1 * abs(entry.value)
-    if metric.startswith("counter:"):
+    if read == "counter":
         return 0.01
-    if metric.startswith(("counter%:", "merge_time_share")) or metric.startswith(GAIN_METRICS):
+    if read in ("counter%", "share", "gain"):
         # Shares and gains depend on the machine, so their size is what is compared, loosely: 10
         # points. A fixed 10 points would accept 13 % for a published 3 % (four times as large), so a
         # small value may lie at most half its own size away: the same order of magnitude.
@@ -117,42 +91,17 @@ def _matches(rows: pd.DataFrame, entry: Published) -> pd.DataFrame:
 
 def _values(rows: pd.DataFrame, metric: str, final: pd.DataFrame | None = None,
             entry: Published | None = None, curves: pd.DataFrame | None = None) -> np.ndarray:
-    """The numbers `metric` gives on an entry's final rows (`rows`): per trial, or one (a gain).
-    `final` (every final row) and `curves` (every ok row) are read by the gains and at_seconds."""
-    if metric.startswith(GAIN_METRICS):
-        # 100·(1 − mean time of this merge method / mean time of GSS-standard), same data and budget:
-        # training time, or the budget-maintenance (merging) time the solver counts
-        def seconds(merge):
-            chosen = _matches(final, replace(entry, params={**entry.params, "merge": merge}))
-            if metric.startswith("merge_time_"):
-                return _counter(chosen, "maintenance_seconds")
-            return chosen["train_seconds"].astype(float)
-        method, reference = seconds(metric.split(":", 1)[1]), seconds("gss")
-        if not len(method) or not len(reference):
-            return np.array([])
-        return np.array([100.0 * (1.0 - method.mean() / reference.mean())])
-    if metric.startswith("at_seconds:"):     # per trial: the last evaluation within s training seconds
+    """The numbers `metric` gives on an entry's final rows (`rows`): per trial (reading.trial_values;
+    a gain: reading.time_saved against GSS-standard's rows of the same data and budget). `final`
+    (every final row) and `curves` (every ok row) are read by the gains and at_seconds."""
+    found, _ = measure(metric)
+    if found.read == "gain":
+        return time_saved(found, rows, _matches(final, replace(entry, params={**entry.params, "merge": "gss"})))
+    if found.read == "at_time":     # per trial: the last evaluation within s training seconds
         name = metric.split(":")[1]
         return np.asarray([100.0 * float(curves.loc[i, name]) for i in _at_seconds_picks(final, curves, entry, rows)],
                           dtype=float)
-    if metric == "merge_time_share":      # 100 · budget-maintenance seconds / training seconds
-        values = 100.0 * _counter(rows, "maintenance_seconds") / rows["train_seconds"].astype(float)
-        return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
-    if metric in ("test_accuracy", "test_error", "train_error"):
-        if metric == "test_accuracy":
-            values = 100.0 * (1.0 - rows["test_error"].astype(float))
-        else:
-            values = 100.0 * rows[metric].astype(float)
-        if "fold" in rows and rows["fold"].notna().any():
-            # protocol: paper (Geng et al. §6.1): a trial's error is the mean over its folds
-            values = values.groupby([rows["run_id"], rows["params"], rows["trial"]]).mean()
-    elif ":" not in metric:                 # a column of results.csv as is
-        values = rows[metric].astype(float) if metric in rows else pd.Series([], dtype=float)
-    else:                                   # counter:<name> as is, counter%:<name> in percent
-        kind, name = metric.split(":", 1)
-        factor = 100.0 if kind == "counter%" else 1.0
-        values = factor * _counter(rows, name)
-    return np.asarray(values, dtype=float)[np.isfinite(np.asarray(values, dtype=float))]
+    return trial_values(rows, metric)
 
 
 def _at_seconds_limit(final: pd.DataFrame, entry: Published, seconds: str) -> float | None:
@@ -218,7 +167,7 @@ def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
     when it thins curves, so that the published runs give the report their originals give."""
     final, curves = _final_and_curves(df[~on_replica(df)])
     chosen = []
-    for e in (e for p in report_papers(paper) for e in p.published if e.metric.startswith("at_seconds:")):
+    for e in (e for p in report_papers(paper) for e in p.published if measure(e.metric)[0].read == "at_time"):
         rows = _entry_rows(final, e)
         if len(rows) and not pooling_conflict(rows):
             chosen += _at_seconds_picks(final, curves, e, rows)
@@ -229,14 +178,10 @@ def _entry_rows(final: pd.DataFrame, entry: Published) -> pd.DataFrame:
     """The final rows an entry's number is read from (a gain: those of its merge method)."""
     if not len(final):
         return final
-    if entry.metric.startswith(GAIN_METRICS):
-        return _matches(final, replace(entry, params={**entry.params, "merge": entry.metric.split(":", 1)[1]}))
+    found, merge = measure(entry.metric)
+    if found.read == "gain":
+        return _matches(final, replace(entry, params={**entry.params, "merge": merge}))
     return _matches(final, entry)
-
-
-def _counter(rows: pd.DataFrame, name: str) -> pd.Series:
-    """One of the algorithm's counters (the rows' counters JSON) as floats; NaN where absent."""
-    return rows["counters"].map(lambda c: json.loads(c).get(name, np.nan) if c else np.nan).astype(float)
 
 
 def _setting(params: str, config: str) -> str:

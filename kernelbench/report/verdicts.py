@@ -1,19 +1,21 @@
 """The claims' verdicts: each conclusion a paper draws from an experiment (its file's `claims:`,
 kernelbench.papers.Claim) tested on the runs, with the measurement in words.
 
-Per set of the claim's `on`, each compared method's number is the mean over its finished trials
-(status ok, final rows; or, with `at: seconds:…`, each trial's last evaluation within that many
-training seconds; a method whose first evaluation comes later has no model by then, behind any
-that has one) of the runs tagged with the claim's paper (and figure), that dataset and that
-algorithm (and params). A set is untested when a compared method has no such run, or its runs
-finished no cell; not comparable when the test misses only between methods that both sit at the
-constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or both make no test
-error: an ordering between classifiers that learned nothing (or tie at perfect) means nothing,
-while one that beats the constant classifier against one that does not is a measurement. The claim holds when its test holds on every
-tested set (quantifier all) or on more than half of them (most); with no tested set it is not
-testable here. Any stand-in set among those tested gives the "on stand-in data" forms, naming it: a
-set the claim's `stand_in` names, or one whose compared runs read a synthetic replica of it
-(`kernelbench datasets synth`) in place of the set itself.
+Per set of the claim's `on`, each compared method gives a sample, one number per finished trial
+(kernelbench.report.samples); two samples differ only beyond the trials' noise, by the one rule of
+kernelbench.report.noise, and a difference inside it makes the set's outcome "within noise". A set
+is untested when a compared method has no run there, its runs finished no cell, or they trained on
+fewer rows than the claim's scale; not comparable when the test misses only between methods that
+both sit at the constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or
+both make no test error: an ordering between classifiers that learned nothing (or tie at perfect)
+means nothing. With `at: seconds:…`, a method with no model by then is behind only while its first
+model comes later than LATE_FACTOR times that; sooner, the two tie in time.
+
+The verdict is decided on the paper's own sets: with quantifier all it holds when every tested set
+holds and does not hold when one fails; with most it holds on more than half, and does not hold when
+even every set within noise could not make a majority; otherwise it is within noise. Stand-in sets
+(a set the claim's `stand_in` names, or one whose runs read a synthetic replica of it) are reported
+beside, and decide, with the "on stand-in data" forms, only a claim tested on stand-ins alone.
 """
 from __future__ import annotations
 
@@ -25,268 +27,264 @@ import pandas as pd
 
 from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
+from .noise import ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, within_margin
 from .numbers import (
-    GAIN_METRICS,
     STAND_IN,
-    _counter,
-    _at_seconds_rows,
     _final_and_curves,
-    _values,
-    build_numbers,
-    pooling_conflict,
     replicas,
     report_papers,
-    results_frame,
-    select_rows,
 )
 from .numbers import rows_read as number_rows_read
+from .samples import NoModel, SetRuns, Untested, number
 
-CLAIM_VERDICTS = ("holds", f"holds{STAND_IN}", "does not hold", f"does not hold{STAND_IN}", "not testable here")
-QUOTE_CHARS = 120      # a claim's quote is shown shortened to about this many characters
-# A set's outcome: tested (holds, does not hold) or not (untested, not comparable)
-HOLDS, FAILS, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "untested", "not comparable"
+# The outcomes of a set, then of a claim: tested ones (holds, does not hold, within noise), untested
+# or not comparable (left out of the count)
+HOLDS, FAILS, NOISE, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "within noise", "untested", "not comparable"
+TESTED = (HOLDS, FAILS, NOISE)
+CLAIM_VERDICTS = (*TESTED, *(o + STAND_IN for o in TESTED), "not testable here")
 # An ordering among methods whose test error lies this close (points) to the constant classifier's
 # compares classifiers that learned nothing
 FLOOR_POINTS = 0.5
-# A compared method's number at `at: seconds:…` when it has no model by then (its first evaluation
-# comes later): behind any method that has one in an ordering, never similar to one
-NO_MODEL = None
+# A rival without a model at a claim's time is behind only when its first model comes later than
+# this factor times that time: "well past" it; sooner, a model a moment later is a tie in time
+LATE_FACTOR = 2.0
+MEASUREMENT_CHARS = 300     # a verdict's short measurement (`decisive`); the whole one is `measurement`
 
 
 @dataclass(frozen=True)
 class SetOutcome:
     dataset: str
-    outcome: str                # HOLDS, FAILS, UNTESTED or NOT_COMPARABLE
+    outcome: str                # HOLDS, FAILS, NOISE, UNTESTED or NOT_COMPARABLE
     text: str                   # the measurement in words, or what is missing
     runs: tuple[str, ...] = ()
+    stand_in: str = ""          # why the set stands in for the paper's ("" for one of the paper's own)
 
 
 @dataclass(frozen=True)
 class ClaimVerdict:
     claim: Claim
     verdict: str                # one of CLAIM_VERDICTS
-    measurement: str
+    measurement: str            # every set's measurement and the decision
     sets: tuple[SetOutcome, ...] = ()
     runs: tuple[str, ...] = ()
+    decision: str = ""          # how the verdict was decided, in one sentence
 
     @property
     def tested(self) -> str:
         """"k of n" sets tested."""
-        tested = sum(s.outcome in (HOLDS, FAILS) for s in self.sets)
+        tested = sum(s.outcome in TESTED for s in self.sets)
         return f"{tested} of {len(self.claim.on)}"
 
-
-def _number(x: float) -> str:
-    return f"{x:.4g}"
-
-
-def _column(metric: str) -> str:
-    """The results.csv column a claim's metric is read from."""
-    return "test_error" if metric == "test_accuracy" else metric
-
-
-class _Untested(Exception):
-    """Why a set cannot be tested (its text is the reason, in words)."""
-
-
-class _Set:
-    """One set of a claim: the rows of each compared method, and the numbers the test reads."""
-
-    def __init__(self, claim: Claim, dataset: str, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
-                 absent: dict | None = None, runs_are: str = "published"):
-        self.claim, self.dataset, self.absent = claim, dataset, absent or {}
-        self.runs_are = runs_are        # "published" (REPRODUCTION.md) or "local" (a results folder's report)
-        self.every, self.final, self.curves = every, final, curves
-        self.runs: set[str] = set()
-
-    def select(self, frame: pd.DataFrame, method: Selector) -> pd.DataFrame:
-        return select_rows(frame, self.claim.paper, self.dataset, method.algorithm, method.params,
-                           figure=self.claim.figure)
-
-    def final_rows(self, method: Selector) -> pd.DataFrame:
-        """The method's finished cells on this set; _Untested when there are none, saying why."""
-        rows = self.select(self.final, method)
-        if not len(rows):
-            if len(self.select(self.every, method)):
-                raise _Untested(f"the runs of {method} on {self.dataset} finished 0 cells")
-            if self.dataset in self.absent:
-                raise _Untested(f"no data here: the publishing machine had no copy of {self.dataset} "
-                                f"({self.absent[self.dataset]})")
-            raise _Untested(f"no {self.runs_are} run of {method} on {self.dataset}")
-        return rows
-
-    def mean(self, method: Selector, rows: pd.DataFrame, metric: str) -> float | None:
-        """The mean over trials of `metric` on the method's final rows `rows` (of one training size),
-        read where the test's `at` says."""
-        if metric.startswith(GAIN_METRICS):
-            return self.gain(method, metric)
-        conflict = pooling_conflict(rows)
-        if conflict:
-            raise _Untested(f"{method} on {self.dataset}: {conflict}")
-        if self.claim.test.at != "final":
-            picks = self.picks(method, rows, metric)
-            limit = self.seconds_limit(self.claim.test.at.partition(':')[2])
-            if not picks and (rows["train_seconds"].astype(float) > limit).all():
-                # every trial trained past the limit before its first evaluation: at that time the
-                # method has no model yet (an exact solver's one evaluation comes at its end)
-                self.runs.update(rows["run_id"])
-                return NO_MODEL
-            if not picks:
-                raise _Untested(f"no evaluation of {method} on {self.dataset} within "
-                                f"{_number(self.seconds_limit(self.claim.test.at.partition(':')[2]))} s")
-            rows = self.curves.loc[picks]
-        values = _values(rows, metric)
-        if not len(values):
-            raise _Untested(f"no {metric} in the runs of {method} on {self.dataset}")
-        self.runs.update(rows["run_id"])
-        return float(values.mean())
-
-    def picks(self, method: Selector, rows: pd.DataFrame, metric: str) -> list:
-        """With `at: seconds:…`, the curve rows (index labels) read: per trial of the runs of the
-        method's final rows `rows`, its last evaluation within the limit."""
-        limit = self.seconds_limit(self.claim.test.at.partition(":")[2])
-        chosen = self.select(self.curves, method)
-        chosen = chosen[chosen["run_id"].isin(set(rows["run_id"]))]
-        for column in ("n_train", "fold"):      # the sizes measured; never a model-selection fold's curve
-            if column in chosen and column in rows:
-                chosen = chosen[chosen[column].astype(str).isin(set(rows[column].astype(str)))]
-        return _at_seconds_rows(chosen, _column(metric), limit, stopped_early_counts=True)
-
-    def seconds_limit(self, limit: str) -> float:
-        """The s of at: seconds:<s>, or of seconds:<algorithm> the mean training seconds of that
-        algorithm's finished cells on this set."""
-        try:
-            return float(limit)
-        except ValueError:
-            rows = self.final_rows(Selector(limit))
-            return float(rows["train_seconds"].astype(float).mean())
-
-    def groups(self, rows_by_method: dict) -> list:
-        """[(training size or None, {method: its rows at that size})]: one group, or with `per:
-        n_train` one per size every compared method was run at (sweep points are separate runs)."""
-        if self.claim.test.per != "n_train":
-            return [(None, rows_by_method)]
-        sizes = None
-        for rows in rows_by_method.values():
-            known = set(rows["n_train"].dropna().astype(int)) if "n_train" in rows else set()
-            sizes = known if sizes is None else sizes & known
-        if not sizes:
-            raise _Untested(f"no training size with runs of every compared method on {self.dataset}")
-        return [(n, {m: rows[rows["n_train"] == n] for m, rows in rows_by_method.items()}) for n in sorted(sizes)]
-
-    def below_floor(self, rows_by_method: dict) -> str | None:
-        """Which compared method's test error lies within FLOOR_POINTS of the set's floor, if any."""
-        saturated = self.saturated(rows_by_method)
-        return next(iter(saturated.values()), None)
-
-    def saturated(self, rows_by_method: dict) -> dict:
-        """{method: why} of the compared methods whose test error says nothing about what they
-        learned: within FLOOR_POINTS of the constant classifier's (the set's floor), or exactly 0
-        (every test row right: two such methods tie whatever they learned)."""
-        floor = self.claim.floor.get(self.dataset)
-        found = {}
-        for method, rows in rows_by_method.items():
-            errors = _values(rows, "test_error")
-            if not len(errors):
-                continue
-            if floor is not None and abs(errors.mean() - floor) <= FLOOR_POINTS:
-                found[method] = (f"{method} test error {_number(errors.mean())} % lies within {FLOOR_POINTS:g} points "
-                                 f"of the constant classifier's {_number(floor)} %")
-            elif errors.max() == 0:
-                found[method] = f"{method} test error 0 % (every test row right)"
-        return found
-
-    def gain(self, method: Selector, metric: str) -> float:
-        """improvement_vs_gss:<merge> (merge_time_improvement_vs_gss:<merge>): 100·(1 − mean
-        training (merging) time of that merge method / that of GSS-standard), both at the method's
-        other params (its budget), as the published numbers compute it."""
-        def seconds(merge: str) -> float:
-            rows = self.final_rows(replace(method, params={**method.params, "merge": merge}))
-            conflict = pooling_conflict(rows)
-            if conflict:
-                raise _Untested(f"{method} merge={merge} on {self.dataset}: {conflict}")
-            self.runs.update(rows["run_id"])
-            if metric.startswith("merge_time_"):
-                return float(_counter(rows, "maintenance_seconds").mean())
-            return float(rows["train_seconds"].astype(float).mean())
-        return 100.0 * (1.0 - seconds(metric.split(":", 1)[1]) / seconds("gss"))
+    @property
+    def decisive(self) -> str:
+        """The measurement in a few hundred characters: one tested set's numbers, or the decision."""
+        tested = [s for s in self.sets if s.outcome in TESTED]
+        text = (f"{tested[0].dataset}: {tested[0].text}" if len(tested) == 1 else self.decision) or self.measurement
+        if len(text) <= MEASUREMENT_CHARS:
+            return text
+        return text[:MEASUREMENT_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 def _relation(x: float, y: float) -> str:
     return "<" if x < y else (">" if x > y else "=")
 
 
-def _pair_holds(claim: Claim, ma: float | None, mb: float | None) -> bool:
-    """Whether an order / similar / ratio test holds between a's mean and one b's (NO_MODEL: that
-    method has no model at the test's time)."""
+def _shown(x: Sample | NoModel) -> str:
+    return f"no model by {number(x.limit)} s" if isinstance(x, NoModel) else number(x.mean)
+
+
+def _noise_words(d: Difference, outcome: str) -> str:
+    words = d.words()
+    if outcome == NOISE:
+        return f" (within noise{': ' + words if words else ''})"
+    return f" ({words})" if words else ""
+
+
+def _late(claim: Claim, absent: NoModel, other: str) -> tuple[str, str]:
+    """A method without a model by the test's time against one with: behind while its first model
+    comes later than LATE_FACTOR times that time, a tie in time sooner."""
+    if absent.first > LATE_FACTOR * absent.limit:
+        return HOLDS, f"{other} has no model by {number(absent.limit)} s (its first at {number(absent.first)} s)"
+    return NOISE, (f"{other} has no model by {number(absent.limit)} s, but its first came at "
+                   f"{number(absent.first)} s, within {LATE_FACTOR:g}× of it: a tie in time")
+
+
+def _pair(claim: Claim, sa, sb, b: Selector) -> tuple[str, str]:
+    """(outcome, words) of an order / similar / ratio test between a's sample and one b's."""
     test = claim.test
-    if ma is NO_MODEL or mb is NO_MODEL:
-        return ma is not NO_MODEL and test.kind == "order"      # a model is ahead of none
+    names = (str(test.a), str(b))
+    if isinstance(sa, NoModel) or isinstance(sb, NoModel):
+        ordered = test.kind in ("order", "no_worse")
+        if ordered and isinstance(sb, NoModel) and not isinstance(sa, NoModel):
+            outcome, words = _late(claim, sb, str(b))
+            return outcome, f"ahead of {b} ({words})" if outcome == HOLDS else f"vs {b} ({words})"
+        if ordered and isinstance(sa, NoModel) and not isinstance(sb, NoModel):
+            outcome, words = _late(claim, sa, str(test.a))
+            return (FAILS if outcome == HOLDS else NOISE), f"behind {b} {number(sb.mean)} ({words})"
+        return FAILS, f"vs {b} {_shown(sb)} ({'neither has' if isinstance(sa, NoModel) else 'one has no'} model)"
     if test.kind == "order":
-        return ma < mb if test.direction == "lower" else ma > mb
+        d = compare(sb, sa, names=names[::-1]) if test.direction == "lower" else compare(sa, sb, names=names)
+        outcome = {ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+        return outcome, f"{_relation(sa.mean, sb.mean)} {b} {number(sb.mean)}{_noise_words(d, outcome)}"
+    if test.kind == "no_worse":
+        return _no_worse(claim, sa, sb, b)
     if test.kind == "similar":
-        return abs(ma - mb) <= test.margin
-    return (mb / ma if ma > 0 else math.inf) >= test.at_least        # ratio: mean b / mean a
+        d = within_margin(sa, sb, test.margin, names=names)
+        outcome = {BELOW: HOLDS, ABOVE: FAILS}.get(d.outcome, NOISE)
+        gap = abs(sa.mean - sb.mean)
+        return outcome, (f"{b} {number(sb.mean)} (|Δ| {number(gap)} {'≤' if gap <= test.margin else '>'} "
+                         f"{test.margin:g}){_noise_words(d, outcome)}")
+    d = compare(sb, sa.scaled(test.at_least), names=names[::-1])        # ratio: mean b ≥ at_least · mean a
+    outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+    r = sb.mean / sa.mean if sa.mean > 0 else math.inf
+    return outcome, (f"{b} {number(sb.mean)} ({number(r)}× {'≥' if r >= test.at_least else '<'} "
+                     f"{test.at_least:g}×){_noise_words(d, outcome)}")
 
 
-def _shown(x: float | None) -> str:
-    return "no model yet" if x is NO_MODEL else _number(x)
-
-
-def _pair_text(claim: Claim, ma: float | None, mb: float | None, b) -> str:
+def _no_worse(claim: Claim, sa: Sample, sb: Sample, b: Selector) -> tuple[str, str]:
+    """a no worse than b by more than the margin, one-sided: holds when a − b lies beyond −margin
+    (on the better side) beyond the noise, fails when it lies short of it beyond the noise."""
     test = claim.test
-    if mb is NO_MODEL:
-        return f"{'ahead of' if ma is not NO_MODEL and test.kind == 'order' else 'vs'} {b} (no model yet)"
-    if ma is NO_MODEL:
-        return f"behind {b} {_number(mb)}"
-    if test.kind == "order":
-        return f"{_relation(ma, mb)} {b} {_number(mb)}"
-    if test.kind == "similar":
-        gap = abs(ma - mb)
-        return f"{b} {_number(mb)} (|Δ| {_number(gap)} {'≤' if gap <= test.margin else '>'} {test.margin:g})"
-    r = mb / ma if ma > 0 else math.inf
-    return f"{b} {_number(mb)} ({_number(r)}× {'≥' if r >= test.at_least else '<'} {test.at_least:g}×)"
+    if test.margin == "sd":
+        spreads = [s.variance_of_mean() for s in (sa, sb)]
+        if any(v is None for v in spreads):
+            return NOISE, f"{b} {number(sb.mean)} (within noise: one trial, no standard deviation to measure by)"
+        margin = math.sqrt(sum(v * s.n for v, s in zip(spreads, (sa, sb))) / 2)     # the trials' pooled sd
+        named = f"1 sd = {number(margin)}"
+    else:
+        margin, named = test.margin, f"{test.margin:g}"
+    better, worse = (sa, sb) if test.direction == "higher" else (sb, sa)
+    d = compare(better, worse, -margin, names=(str(test.a), str(b)))
+    outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+    gap = (sa.mean - sb.mean) if test.direction == "higher" else (sb.mean - sa.mean)
+    return outcome, (f"{b} {number(sb.mean)} (a {'ahead' if gap >= 0 else 'behind'} by {number(abs(gap))}; "
+                     f"allowed behind: {named}){_noise_words(d, outcome)}")
 
 
-def _compare(claim: Claim, means: dict, saturated: dict | None = None) -> tuple[str, str]:
-    """(outcome, measurement) of an order / similar / ratio test on one set's means. A pair of
+def _target(test, b: Selector, final: float, target: float) -> str:
+    words = f"{b}'s final {test.metric} {number(final)}"
+    return words if target == final else f"{number(target)} ({words} {'+' if target > final else '−'} {test.margin:g})"
+
+
+def _time_to(claim: Claim, case: SetRuns, rows_by_method: dict) -> tuple[str, str]:
+    """(outcome, measurement) of a time_to test: per b, the seconds a's trials need to reach b's
+    final mean against b's training seconds, at least `at_least` times shorter."""
+    test = claim.test
+    outcomes, texts = [], []
+    for b in test.b:
+        final = case.sample(b, rows_by_method[b], test.metric).mean
+        margin = test.margin or 0.0
+        target = final + margin if test.direction == "lower" else final - margin
+        spent = case.sample(b, rows_by_method[b], "train_seconds")
+        reached, missed = case.time_to(test.a, rows_by_method[test.a], test.metric, target, test.direction)
+        if missed:
+            outcomes.append(FAILS)
+            texts.append(f"{test.a} never reached {_target(test, b, final, target)} in {missed} trial(s)")
+            continue
+        d = compare(spent, reached.scaled(test.at_least), names=(str(b), str(test.a)))
+        outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+        ratio = spent.mean / reached.mean if reached.mean > 0 else math.inf
+        outcomes.append(outcome)
+        texts.append(f"{test.a} reached {_target(test, b, final, target)} in {number(reached.mean)} s, {b} "
+                     f"took {number(spent.mean)} s ({number(ratio)}× {'≥' if ratio >= test.at_least else '<'} "
+                     f"{test.at_least:g}×){_noise_words(d, outcome)}")
+    return _worst(outcomes), "; ".join(texts)
+
+
+def _worst(outcomes) -> str:
+    """A set's outcome from its comparisons: one miss fails it, then one inside the noise."""
+    for outcome in (FAILS, NOISE, NOT_COMPARABLE):
+        if outcome in outcomes:
+            return outcome
+    return HOLDS
+
+
+def _compare(claim: Claim, samples: dict, saturated: dict | None = None) -> tuple[str, str]:
+    """(outcome, measurement) of an order / similar / ratio test on one set's samples. A pair of
     methods both saturated (at the constant classifier, or both error-free) tells nothing: a miss
     against any other method fails the set; otherwise a saturated pair leaves it not comparable."""
     saturated = saturated or {}
     test = claim.test
     a = test.a
-    ma = means[a]
     blind = [b for b in test.b if a in saturated and b in saturated]
-    misses = [b for b in test.b if b not in blind and not _pair_holds(claim, ma, means[b])]
-    text = f"{a} {_shown(ma)}" + ("; " if test.kind != "order" else " ") + ", ".join(
-        _pair_text(claim, ma, means[b], b) for b in test.b)
-    if misses:
-        return FAILS, text
-    if blind:           # holding or not, a saturated pair is no evidence
+    pairs = {b: _pair(claim, samples[a], samples[b], b) for b in test.b}
+    text = f"{a} {_shown(samples[a])}" + ("; " if test.kind != "order" else " ") + ", ".join(
+        words for _, words in pairs.values())
+    outcomes = [outcome for b, (outcome, _) in pairs.items() if b not in blind]
+    if FAILS not in outcomes and NOISE not in outcomes and blind:   # holding or not, a saturated pair is no evidence
         return NOT_COMPARABLE, text + "; " + "; ".join(saturated[m] for m in (a, *blind))
-    return HOLDS, text
+    return _worst(outcomes), text
 
 
-def _bound(claim: Claim, case: _Set, ma: float | None, rows: pd.DataFrame) -> tuple[str, str]:
-    """(outcome, measurement) of a bound test: a's mean against the stated value, or against the
-    mean of the `than` metric of the same runs."""
+def _bound(claim: Claim, case: SetRuns, sa, rows: pd.DataFrame) -> tuple[str, str]:
+    """(outcome, measurement) of a bound test: a's trials against the stated value (exact), or
+    against the trials of the `than` metric of the same runs."""
     test = claim.test
-    if ma is NO_MODEL:
+    if isinstance(sa, NoModel):
         return FAILS, f"{test.a} has no model yet"
     if test.than is None:
-        limit, named = test.value, f"{test.value:g}"
+        limit, named = Sample.of([test.value], exact=True), f"{test.value:g}"
     else:
-        limit = case.mean(test.a, rows, test.than)
-        if limit is NO_MODEL:
+        limit = case.sample(test.a, rows, test.than)
+        if isinstance(limit, NoModel):
             return FAILS, f"{test.a} has no model yet"
-        named = f"{test.than} {limit:.6g}"
-    ok = ma < limit if test.direction == "lower" else ma > limit
+        named = f"{test.than} {limit.mean:.6g}"
+    d = compare(limit, sa) if test.direction == "lower" else compare(sa, limit)
+    outcome = {ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
     # six digits: a bound may sit close to its limit (a weight-degradation factor of 1.00007 against 1.06)
-    return (HOLDS if ok else FAILS), f"{test.metric} of {test.a} {ma:.6g} {_relation(ma, limit)} {named}"
+    return outcome, (f"{test.metric} of {test.a} {sa.mean:.6g} {_relation(sa.mean, limit.mean)} {named}"
+                     f"{_noise_words(d, outcome)}")
 
 
-def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
-    """(outcome, measurement) of the claim's test on one set; _Untested when it cannot run."""
+def _speedup(claim: Claim, methods: list, samples: dict, metric: str) -> tuple[str, str]:
+    """(outcome, measurement) of a speedup test: time at threads[0] ≥ at_least·k/threads[0] times
+    the time at k threads, for every other k."""
+    test = claim.test
+    base = samples[methods[0]]
+    checks = []
+    for k, m in zip(test.threads[1:], methods[1:]):
+        wanted = test.at_least * k / test.threads[0]
+        d = compare(base, samples[m].scaled(wanted), names=(f"{test.threads[0]} thread(s)", f"{k} threads"))
+        outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+        speedup = base.mean / samples[m].mean
+        checks.append((outcome, f"speed-up {number(speedup)} at {k} {'≥' if speedup >= wanted else '<'} "
+                                f"{number(wanted)}{_noise_words(d, outcome)}"))
+    text = f"{test.a} {metric} {number(base.mean)} at {test.threads[0]} thread(s); " + ", ".join(t for _, t in checks)
+    return _worst([o for o, _ in checks]), text
+
+
+def _growth(claim: Claim, case: SetRuns, rows_by_method: dict, metric: str) -> tuple[str, str]:
+    """(outcome, measurement) of a growth test: the log-log slope of the means against n_train."""
+    test = claim.test
+    (method, rows), = rows_by_method.items()
+    sizes = sorted(set(rows["n_train"].dropna().astype(int))) if "n_train" in rows else []
+    if len(sizes) < 2:
+        raise Untested(f"{method} on {case.dataset} ran at {len(sizes)} training size(s); a growth needs two or more")
+    saturated = case.saturated(rows_by_method, FLOOR_POINTS)
+    if saturated:
+        return NOT_COMPARABLE, next(iter(saturated.values()))
+    means = [case.mean(method, rows[rows["n_train"] == n], metric) for n in sizes]
+    if min(means) <= 0:
+        raise Untested(f"{metric} of {method} on {case.dataset} is not positive: no log-log slope")
+    slope = float(np.polyfit(np.log(sizes), np.log(means), 1)[0])
+    ok = slope <= test.at_most
+    return (HOLDS if ok else FAILS), (f"{metric} of {method} grows with slope {slope:.2f} "
+                                      f"{'≤' if ok else '>'} {test.at_most:g} over n_train {sizes[0]}–{sizes[-1]} "
+                                      f"({len(sizes)} sizes)")
+
+
+def _below_scale(claim: Claim, case: SetRuns, rows_by_method: dict) -> None:
+    """Untested when the compared runs trained on fewer rows than the claim's scale speaks of."""
+    if not claim.scale_rows:
+        return
+    sizes = [int(n) for rows in rows_by_method.values() if "n_train" in rows for n in rows["n_train"].dropna()]
+    if not sizes or max(sizes) < claim.scale_rows:
+        largest = f"{max(sizes):,} rows" if sizes else "an unrecorded size"
+        raise Untested(f"ran at {largest}; the claim speaks of ≥ {claim.scale_rows:,} rows ({claim.scale_why})")
+
+
+def _test_set(claim: Claim, case: SetRuns) -> tuple[str, str]:
+    """(outcome, measurement) of the claim's test on one set; Untested when it cannot run."""
     test = claim.test
     metric = test.metric
     if test.kind == "speedup":
@@ -294,62 +292,97 @@ def _test_set(claim: Claim, case: _Set) -> tuple[str, str]:
     else:
         methods = [test.a, *test.b]
     rows_by_method = {m: case.final_rows(m) for m in methods}
+    _below_scale(claim, case, rows_by_method)
     if test.kind == "growth":
-        (method, rows), = rows_by_method.items()
-        sizes = sorted(set(rows["n_train"].dropna().astype(int))) if "n_train" in rows else []
-        if len(sizes) < 2:
-            raise _Untested(f"{method} on {case.dataset} ran at {len(sizes)} training size(s); a growth needs two or more")
-        floor = case.below_floor(rows_by_method)
-        if floor:
-            return NOT_COMPARABLE, floor
-        means = [case.mean(method, rows[rows["n_train"] == n], metric) for n in sizes]
-        if min(means) <= 0:
-            raise _Untested(f"{metric} of {method} on {case.dataset} is not positive: no log-log slope")
-        slope = float(np.polyfit(np.log(sizes), np.log(means), 1)[0])
-        ok = slope <= test.at_most
-        return (HOLDS if ok else FAILS), (f"{metric} of {method} grows with slope {slope:.2f} "
-                                          f"{'≤' if ok else '>'} {test.at_most:g} over n_train {sizes[0]}–{sizes[-1]} "
-                                          f"({len(sizes)} sizes)")
+        return _growth(claim, case, rows_by_method, metric)
+    if test.kind == "time_to":
+        return _time_to(claim, case, rows_by_method)
     outcomes = []
     for size, rows in case.groups(rows_by_method):
         at = f"n_train {size}: " if size is not None else ""
-        means = {m: case.mean(m, rows[m], metric) for m in methods}
-        if test.kind == "bound":
-            outcome, text = _bound(claim, case, means[test.a], rows[test.a])
-        elif test.kind == "speedup":
-            base = means[methods[0]]
-            checks = [(k, base / means[m], test.at_least * k / test.threads[0])
-                      for k, m in zip(test.threads[1:], methods[1:])]
-            ok = all(speedup >= wanted for _, speedup, wanted in checks)
-            text = f"{test.a} {metric} {_number(base)} at {test.threads[0]} thread(s); " + ", ".join(
-                f"speed-up {_number(speedup)} at {k} {'≥' if speedup >= wanted else '<'} {_number(wanted)}"
-                for k, speedup, wanted in checks)
-            outcome = HOLDS if ok else FAILS
+        if test.at.startswith("horizon:"):
+            outcome, text = _over_horizon(claim, case, methods, rows)
         else:
-            outcome, text = _compare(claim, means, case.saturated(rows))
+            outcome, text = _test_group(claim, case, methods, rows)
         outcomes.append((outcome, at + text))
-    texts = "; ".join(text for _, text in outcomes)
-    if any(o == FAILS for o, _ in outcomes):
-        return FAILS, texts
-    if any(o == NOT_COMPARABLE for o, _ in outcomes):
-        return NOT_COMPARABLE, texts
-    return HOLDS, texts
+    return _worst([o for o, _ in outcomes]), "; ".join(text for _, text in outcomes)
 
 
-def _stand_in(claim: Claim, tested: SetOutcome, every: pd.DataFrame) -> str:
-    """Why a tested set stands in for the paper's ("" when it does not): the claim's own words, or
-    the synthetic replica its compared runs read, which stands in whether or not the claim says so."""
-    if tested.dataset in claim.stand_in:
-        return claim.stand_in[tested.dataset]
-    return "; ".join(replicas(every[every["run_id"].isin(tested.runs)]))
+def _test_group(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple[str, str]:
+    """(outcome, measurement) of the claim's test on one set's rows of one size, read at `case.at`."""
+    test = claim.test
+    samples = {m: case.sample(m, rows[m], test.metric) for m in methods}
+    if test.kind == "bound":
+        return _bound(claim, case, samples[test.a], rows[test.a])
+    if test.kind == "speedup":
+        return _speedup(claim, methods, samples, test.metric)
+    return _compare(claim, samples, case.saturated(rows, FLOOR_POINTS))
 
 
-def _stand_ins(claim: Claim, tested, every: pd.DataFrame) -> tuple[str, str]:
-    """(the verdict's suffix, the measurement's "; stand-in data: …" words) of the tested sets."""
-    why = {s.dataset: w for s in tested if (w := _stand_in(claim, s, every))}
-    if not why:
-        return "", ""
-    return STAND_IN, "; stand-in data: " + "; ".join(f"{d} ({w})" for d, w in why.items())
+def _over_horizon(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple[str, str]:
+    """(outcome, measurement) of a test read at each time point of its horizon: it must hold at
+    all of them, or (when: most) at more than half."""
+    outcomes, texts = [], []
+    for seconds in case.horizon():
+        case.at = f"seconds:{seconds!r}"
+        outcome, text = _test_group(claim, case, methods, rows)
+        outcomes.append(outcome)
+        texts.append(f"at {number(seconds)} s: {text}")
+    case.at = "final"
+    held = f"{outcomes.count(HOLDS)} of {len(outcomes)} time points hold"
+    return _by_quantifier(outcomes, claim.test.when), f"{held}; " + "; ".join(texts)
+
+
+def _stand_in(claim: Claim, dataset: str, runs, every: pd.DataFrame) -> str:
+    """Why a set stands in for the paper's ("" when it is the paper's own): the claim's own words,
+    or the synthetic replica its compared runs read, which stands in whether or not the claim says so."""
+    if dataset in claim.stand_in:
+        return claim.stand_in[dataset]
+    return "; ".join(replicas(every[every["run_id"].isin(runs)]))
+
+
+def _decide(claim: Claim, sets: list) -> str:
+    """HOLDS, FAILS or NOISE of the tested `sets` by the claim's quantifier."""
+    return _by_quantifier([s.outcome for s in sets], claim.quantifier)
+
+
+def _by_quantifier(outcomes: list, quantifier: str) -> str:
+    """HOLDS, FAILS or NOISE of tested outcomes: all holds only when every one holds; most when more
+    than half do, and fails only when even every one within noise could not make a majority."""
+    held, noise, n = outcomes.count(HOLDS), outcomes.count(NOISE), len(outcomes)
+    if quantifier == "all":
+        return _worst(outcomes)
+    if held > n / 2:
+        return HOLDS
+    return FAILS if held + noise <= n / 2 else NOISE
+
+
+def _counted(sets: list) -> str:
+    """e.g. "holds on 2, within noise on 1"."""
+    counts = [(o, sum(s.outcome == o for s in sets)) for o in TESTED]
+    return ", ".join(f"{o} on {k}" for o, k in counts if k)
+
+
+def _decided(claim: Claim, sets: list) -> tuple[str, str]:
+    """(verdict, the decision in words) from the sets' outcomes: on the paper's own sets when any
+    was tested, the stand-ins beside; on the stand-ins, in the stand-in forms, when only they were."""
+    tested = [s for s in sets if s.outcome in TESTED]
+    own = [s for s in tested if not s.stand_in]
+    stand = [s for s in tested if s.stand_in]
+    needed = "every one" if claim.quantifier == "all" else "more than half"
+    if own:
+        verdict = _decide(claim, own)
+        words = (f"{verdict} on the paper's sets: {_counted(own)} of {len(own)} tested ({needed} needed); "
+                 f"{len(tested)} of {len(claim.on)} sets tested")
+        if stand:
+            beside = _decide(claim, stand)
+            words += (f"; the stand-in{'s' if len(stand) > 1 else ''} {', '.join(s.dataset for s in stand)} "
+                      f"{'agree' if beside == verdict else 'disagree'} ({_counted(stand)})")
+        return verdict, words
+    verdict = _decide(claim, stand)
+    named = "; ".join(f"{s.dataset} ({s.stand_in})" for s in stand)
+    return verdict + STAND_IN, (f"{verdict} on stand-in data only: {_counted(stand)} of {len(stand)} tested ({needed} "
+                                f"needed); {len(tested)} of {len(claim.on)} sets tested; stand-in data: {named}")
 
 
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
@@ -360,80 +393,100 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
     publishing machine had no copy of, named where a set has no run; `runs_are`: what the runs
     are called where a set has none ("published", or "local" for a results folder's)."""
     if claim.needs:
-        return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}")
+        return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}", decision=f"needs {claim.needs}")
     if final is None or curves is None:
         final, curves = _final_and_curves(every)
     if claim.test.kind in ACROSS_SETS:
         return _judge_across_sets(claim, every, final, curves, absent, runs_are)
     sets = []
     for dataset in claim.on:
-        case = _Set(claim, dataset, every, final, curves, absent, runs_are)
+        case = SetRuns(claim, dataset, every, final, curves, absent, runs_are)
         try:
             outcome, text = _test_set(claim, case)
-        except _Untested as why:
+        except Untested as why:
             outcome, text = UNTESTED, str(why)
-        sets.append(SetOutcome(dataset, outcome, text, tuple(sorted(case.runs))))
-    tested = [s for s in sets if s.outcome in (HOLDS, FAILS)]
-    shown = [f"{s.dataset}: {s.text}" if s.outcome in (HOLDS, FAILS) else f"{s.dataset} {s.outcome}: {s.text}"
-             for s in sets]
-    runs = tuple(sorted({r for s in tested for r in s.runs}))
-    if not tested:
-        return ClaimVerdict(claim, "not testable here", "no set tested: " + "; ".join(shown), tuple(sets), runs)
-    held = sum(s.outcome == HOLDS for s in tested)
-    ok = held == len(tested) if claim.quantifier == "all" else held > len(tested) / 2
-    suffix, named = _stand_ins(claim, tested, every)
-    summary = (f"holds on {held} of {len(tested)} sets tested ({'every one' if claim.quantifier == 'all' else 'more than half'}"
-               f" needed); {len(tested)} of {len(claim.on)} sets tested{named}")
-    return ClaimVerdict(claim, (HOLDS if ok else FAILS) + suffix, "; ".join(shown) + f". {summary}", tuple(sets), runs)
+        runs = tuple(sorted(case.runs))
+        sets.append(SetOutcome(dataset, outcome, text, runs,
+                               _stand_in(claim, dataset, runs, every) if outcome in TESTED else ""))
+    shown = [f"{s.dataset}: {s.text}" if s.outcome in TESTED else f"{s.dataset} {s.outcome}: {s.text}" for s in sets]
+    runs = tuple(sorted({r for s in sets if s.outcome in TESTED for r in s.runs}))
+    if not any(s.outcome in TESTED for s in sets):
+        return ClaimVerdict(claim, "not testable here", "no set tested: " + "; ".join(shown), tuple(sets), runs,
+                            decision="no set tested: " + "; ".join(shown))
+    verdict, decision = _decided(claim, sets)
+    return ClaimVerdict(claim, verdict, "; ".join(shown) + f". {decision}", tuple(sets), runs, decision)
+
+
+def _extreme(claim: Claim, points: dict) -> tuple[str, str]:
+    """(outcome, words) of an extreme test: the named set's sample beyond every other set's."""
+    test = claim.test
+    means = {d: p[0].mean for d, p in points.items()}
+    best = (max if test.direction == "higher" else min)(means, key=means.get)
+    target = points[test.on_set][0]
+    outcomes = []
+    for dataset, (sample, *_) in points.items():
+        if dataset != test.on_set:
+            d = compare(target, sample) if test.direction == "higher" else compare(sample, target)
+            outcomes.append({ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS))
+    noise = sum(o == NOISE for o in outcomes)
+    shown = "; ".join(f"{d} {', '.join(number(s.mean) for s in p)}" for d, p in points.items())
+    text = (f"{test.metric} of {test.a} per set: {shown}; {'largest' if test.direction == 'higher' else 'smallest'} "
+            f"on {best}" + (f" (within noise of {noise} set(s))" if noise else ""))
+    return _worst(outcomes), text
+
+
+def _correlation(claim: Claim, points: dict) -> tuple[str, str]:
+    """(outcome, words) of a correlation test: Spearman's ρ of the sets' means."""
+    from scipy.stats import spearmanr
+
+    test = claim.test
+    means = [tuple(s.mean for s in p) for p in points.values()]
+    rho = round(float(spearmanr(*zip(*means)).statistic), 12)     # exact ranks, float Pearson
+    ok = rho >= test.value
+    shown = "; ".join(f"{d} {', '.join(number(x) for x in m)}" for d, m in zip(points, means))
+    return (HOLDS if ok else FAILS), (f"({test.metric}, {test.against}) of {test.a} per set: {shown}; Spearman's ρ "
+                                      f"{rho:.2f} {'≥' if ok else '<'} {test.value:g} over {len(points)} sets")
 
 
 def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
                        absent: dict | None, runs_are: str) -> ClaimVerdict:
-    """An extreme or correlation test: each set's mean of a's runs is one point; the sets without
-    one are left out, and too few points leave the claim not testable here."""
+    """An extreme or correlation test: each set's sample of a's runs is one point; the sets without
+    one are left out, and too few points leave the claim not testable here. Its verdict is the
+    stand-in form when any point is a stand-in's: the test compares the sets with each other."""
     test = claim.test
     points, sets = {}, []
     for dataset in claim.on:
-        case = _Set(claim, dataset, every, final, curves, absent, runs_are)
+        case = SetRuns(claim, dataset, every, final, curves, absent, runs_are)
         try:
             rows = case.final_rows(test.a)
-            point = tuple(case.mean(test.a, rows, m) for m in (test.metric, test.against) if m is not None)
-            if any(x is None or not math.isfinite(x) for x in point):
-                raise _Untested(f"no {test.metric} of {test.a} on {dataset}")
-        except _Untested as why:
+            point = tuple(case.sample(test.a, rows, m) for m in (test.metric, test.against) if m is not None)
+            if any(isinstance(x, NoModel) or not math.isfinite(x.mean) for x in point):
+                raise Untested(f"no {test.metric} of {test.a} on {dataset}")
+        except Untested as why:
             sets.append(SetOutcome(dataset, UNTESTED, str(why)))
             continue
         points[dataset] = point
-        sets.append(SetOutcome(dataset, HOLDS, ", ".join(_number(x) for x in point), tuple(sorted(case.runs))))
-    shown = "; ".join(f"{d} {', '.join(_number(x) for x in p)}" for d, p in points.items())
+        runs = tuple(sorted(case.runs))
+        sets.append(SetOutcome(dataset, HOLDS, ", ".join(number(x.mean) for x in point), runs,
+                               _stand_in(claim, dataset, runs, every)))
     missing = "; ".join(f"{s.dataset} untested: {s.text}" for s in sets if s.outcome == UNTESTED)
     least = 2 if test.kind == "extreme" else 3
     if len(points) < least or (test.kind == "extreme" and test.on_set not in points):
+        shown = "; ".join(f"{d} {', '.join(number(x.mean) for x in p)}" for d, p in points.items())
         why = f"{test.on_set} has no point" if test.kind == "extreme" and len(points) >= least else \
             f"{len(points)} set(s) with a point, {least} needed"
-        return ClaimVerdict(claim, "not testable here", f"{why}: " + "; ".join(x for x in (shown, missing) if x),
-                            tuple(sets))
-    if test.kind == "extreme":
-        values = {d: p[0] for d, p in points.items()}
-        best = (max if test.direction == "higher" else min)(values, key=values.get)
-        ok = all((values[test.on_set] > v if test.direction == "higher" else values[test.on_set] < v)
-                 for d, v in values.items() if d != test.on_set)
-        text = (f"{test.metric} of {test.a} per set: {shown}; {'largest' if test.direction == 'higher' else 'smallest'} "
-                f"on {best}")
-    else:
-        from scipy.stats import spearmanr
-
-        rho = round(float(spearmanr(*zip(*points.values())).statistic), 12)     # exact ranks, float Pearson
-        ok = rho >= test.value
-        text = (f"({test.metric}, {test.against}) of {test.a} per set: {shown}; Spearman's ρ {rho:.2f} "
-                f"{'≥' if ok else '<'} {test.value:g} over {len(points)} sets")
+        text = f"{why}: " + "; ".join(x for x in (shown, missing) if x)
+        return ClaimVerdict(claim, "not testable here", text, tuple(sets), decision=text)
+    outcome, text = (_extreme if test.kind == "extreme" else _correlation)(claim, points)
     if missing:
         text += f"; {missing}"
+    stand = [s for s in sets if s.dataset in points and s.stand_in]
+    suffix = STAND_IN if stand else ""
+    if stand:
+        text += "; stand-in data: " + "; ".join(f"{s.dataset} ({s.stand_in})" for s in stand)
     runs = tuple(sorted({r for s in sets for r in s.runs}))
-    suffix, named = _stand_ins(claim, [s for s in sets if s.dataset in points], every)
-    outcome = HOLDS if ok else FAILS
-    return ClaimVerdict(claim, outcome + suffix, text + named, tuple(replace(s, outcome=outcome) if s.dataset in points
-                                                                     else s for s in sets), runs)
+    return ClaimVerdict(claim, outcome + suffix, text, tuple(replace(s, outcome=outcome) if s.dataset in points
+                                                             else s for s in sets), runs, text)
 
 
 def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None,
@@ -447,98 +500,20 @@ def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None,
 def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
     """The index labels of the curve rows, beyond the final ones, that a number or a claim of the
     report is read from (kernelbench.publish keeps them when it thins curves): those of the
-    numbers' at_seconds entries, and each trial's evaluation a claim's `at: seconds:…` picks."""
+    numbers' at_seconds entries, and every curve row a claim's test reads (SetRuns.curve_rows_read:
+    the evaluations within its time, the point a time_to test reaches its target)."""
     chosen = set(number_rows_read(df, paper))
     final, curves = _final_and_curves(df)
     for claim in (c for p in report_papers(paper) for c in p.claims):
-        if claim.needs or claim.test is None or claim.test.at == "final":
+        if claim.needs or claim.test is None or claim.test.kind in ACROSS_SETS:
             continue
-        chosen.update(_picked(claim, df, final, curves))
-    return sorted(chosen)
-
-
-def _picked(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame) -> set:
-    """The curve rows a claim with `at: seconds:…` reads, per set and compared method."""
-    picked = set()
-    for dataset in claim.on:
-        case = _Set(claim, dataset, every, final, curves)
-        for method in (claim.test.a, *claim.test.b):
+        if claim.test.at == "final" and claim.test.kind != "time_to":
+            continue
+        for dataset in claim.on:
+            case = SetRuns(claim, dataset, df, final, curves)
             try:
-                picked.update(case.picks(method, case.final_rows(method), claim.test.metric))
-            except _Untested:
-                continue
-    return picked
-
-
-# ---- the claims in words ----
-
-def table_cell(text: str) -> str:
-    """Text fit for a markdown table cell: one line, its pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def shortened_quote(claim: Claim) -> str:
-    """The claim's quote, shortened to about QUOTE_CHARS characters, with its line in the paper's text."""
-    quote = " ".join(claim.quote.split())
-    if len(quote) > QUOTE_CHARS:
-        quote = quote[:QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
-    return f"“{quote}” (line {claim.line})"
-
-
-def described_test(claim: Claim) -> str:
-    """A claim's test as a sentence, e.g. "test_error of cdsg lower than dsg, udsg; on all sets"."""
-    test = claim.test
-    if test is None:
-        return ""
-    others = ", ".join(map(str, test.b))
-    limit = test.at.partition(":")[2]
-    try:
-        at = "" if test.at == "final" else f", within {float(limit):g} s"
-    except ValueError:
-        at = f", within {limit}'s mean training time"
-    per = ", at every training size" if test.per else ""
-    if test.kind == "order":
-        words = f"{test.metric} of {test.a} {test.direction} than {others}{at}{per}"
-    elif test.kind == "similar":
-        words = f"{test.metric} of {test.a} within {test.margin:g} of {others}{at}{per} (margin: {test.margin_why})"
-    elif test.kind == "ratio":
-        words = f"{test.metric} of {others} at least {test.at_least:g}× that of {test.a}{per}"
-    elif test.kind == "speedup":
-        words = (f"{test.metric} of {test.a}: speed-up from {test.threads[0]} to k threads ≥ {test.at_least:g}·k "
-                 f"for k = {', '.join(map(str, test.threads[1:]))}")
-    elif test.kind == "extreme":                # across the sets: no quantifier
-        return (f"{test.metric} of {test.a} {'largest' if test.direction == 'higher' else 'smallest'} on "
-                f"{test.on_set} among the sets")
-    elif test.kind == "correlation":
-        return (f"Spearman's rank correlation over the sets of {test.metric} of {test.a} with {test.against} ≥ "
-                f"{test.value:g} ({test.value_why})")
-    elif test.kind == "bound":
-        than = (f"{test.value:g} ({test.value_why})" if test.than is None
-                else f"{test.than} of the same runs")
-        words = f"{test.metric} of {test.a} {test.direction} than {than}{at}{per}"
-    else:
-        words = f"{test.metric} of {test.a} grows with n_train at a log-log slope ≤ {test.at_most:g}"
-    return f"{words}; on {claim.quantifier} sets"
-
-
-def claims_table(verdicts: list[ClaimVerdict]) -> list[str]:
-    """The markdown table of a paper's claims: where, quote, test, sets tested, verdict,
-    measurement, runs."""
-    lines = ["| where | claim | test | sets tested | verdict | measurement | runs |", "|---|---|---|---|---|---|---|"]
-    for v in verdicts:
-        lines.append(f"| {table_cell(v.claim.where)} | {table_cell(shortened_quote(v.claim))} | "
-                     f"{table_cell(described_test(v.claim))} | {v.tested} | {v.verdict} | {table_cell(v.measurement)} | "
-                     f"{', '.join(v.runs)} |")
-    return lines
-
-
-def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[dict]]:
-    """(markdown, numbers' table rows): every published number (of one paper: its id) next to
-    ours (build_numbers), then each paper's claims with their verdicts on the same runs."""
-    df = results_frame(results_dirs)
-    markdown, table = build_numbers(results_dirs, paper=paper, df=df)
-    lines = []
-    for p in report_papers(paper):
-        if p.claims:
-            lines += [f"## {p.name}: claims", "", *claims_table(judge_paper(p, df, runs_are="local")), ""]
-    return markdown + ("\n" + "\n".join(lines) if lines else ""), table
+                _test_set(claim, case)
+            except Untested:
+                pass
+            chosen.update(case.curve_rows_read)
+    return sorted(chosen)

@@ -34,11 +34,13 @@ def make_run(root, experiment, tags, rows, *, config=None, n_train=None):
 
 
 def legend(fig) -> list[str]:
-    return [text.get_text() for ax in fig.axes if ax.get_legend() for text in ax.get_legend().get_texts()]
+    """The legends' entries: the panels' own, then the figure's (one for all panels, below them)."""
+    boxes = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
+    return [text.get_text() for box in boxes for text in box.get_texts()]
 
 
 def titles(fig) -> list[str]:
-    return [ax.get_title() for ax in fig.axes]
+    return [ax.get_title() for ax in fig.axes if ax.get_visible()]
 
 
 # ---------------------------------------------------------------------------------------- Geng et al.
@@ -142,10 +144,11 @@ def test_a_peer_is_drawn_dotted_and_marked_not_in_the_paper_by_its_tag(tmp_path)
                     "final": int(i == 3)} for i in (1, 2, 3)])
     df = collect_results(tmp_path)
     curves = accuracy_vs_time(df)
-    labels = dict(zip(titles(curves), [ax.get_legend().get_texts()[0].get_text() for ax in curves.axes]))
-    assert "NOT in the paper" in labels["ijcnn1 (added)"] and "NOT in the paper" not in labels["a9a (added)"]
+    labels = {ax.get_title(): ax.lines[0].get_label() for ax in curves.axes}
+    assert "NOT in the paper" in labels["ijcnn1 (added) (stand-in data)"]
+    assert "NOT in the paper" not in labels["a9a (added) (stand-in data)"]
     styles = {ax.get_title(): ax.lines[0].get_linestyle() for ax in curves.axes}
-    assert styles == {"ijcnn1 (added)": ":", "a9a (added)": "-"}
+    assert styles == {"ijcnn1 (added) (stand-in data)": ":", "a9a (added) (stand-in data)": "-"}
     dai = dai2014.test_error_vs_samples(df)
     assert legend(dai)[0] == "falkon: NOT in the paper (peer) (1 trial)" and dai.axes[0].lines[0].get_linestyle() == ":"
     assert dai2014.objective_vs_time(df) is None
@@ -166,7 +169,7 @@ def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
     df = collect_results(tmp_path)
 
     curves = accuracy_vs_time(df)
-    assert titles(curves) == ["ijcnn1 (added)"]                    # the test-time run is not a curve
+    assert titles(curves) == ["ijcnn1 (added) (stand-in data)"]    # the test-time run is not a curve
     assert legend(curves) == ["AsyDSSKL (1 trial)"]               # nor is Li & Poczos' DSG
     times = gu2018.test_time(df)
     assert titles(times) == ["(a) Covtype B: 20k SUBSET"] and legend(times) == ["AsyDSSKL (100 features)"]
@@ -274,7 +277,47 @@ def test_bsgd_table2_figure_puts_the_papers_accuracy_beside_ours(tmp_path):
     published = {e.params["merge"]: e.value for e in get_paper("glasmachers2019").published
                  if e.dataset == "ijcnn1" and e.metric == "test_accuracy" and e.params.get("budget") == 100}
     assert list(paper.lines[0].get_ydata()) == pytest.approx([published["gss"], published["lookup-wd"]])
-    assert legend(fig) == ["ours (2 trials)", "paper (Table 2)"] and titles(fig) == ["ijcnn1, B = 100"]
+    assert legend(fig) == ["ours (mean ± std over trials)", "paper (Table 2)"] and titles(fig) == ["ijcnn1, B = 100"]
+
+
+def objective_rows(algorithm, params, seconds, objectives):
+    return [{"dataset": "covtype_subset20k", "algorithm": algorithm, "params": json.dumps(params), "iteration": i,
+             "train_seconds": t, "objective": o, "final": int(i == len(seconds))}
+            for i, (t, o) in enumerate(zip(seconds, objectives), start=1)]
+
+
+def test_li_figure_draws_one_line_per_configuration_and_names_the_stand_in(tmp_path):
+    """Two settings of one algorithm are two lines, never one mean; the stand-in set says so."""
+    tags = {"paper": "li2016", "figure": "fig1"}
+    make_run(tmp_path, "cov_dsg_a", tags, objective_rows("dsg", {"eta": 0.1}, (0.04, 0.1, 0.6), (0.69, 0.62, 0.57)))
+    make_run(tmp_path, "cov_dsg_b", tags, objective_rows("dsg", {"eta": 1.0}, (0.04, 0.1, 0.6), (0.69, 0.65, 0.6)))
+    fig = FIGURES["li2016_fig1_objective_vs_time"](collect_results(tmp_path))
+    assert titles(fig) == ["covtype_subset20k (stand-in data)"]
+    assert legend(fig) == ["dsg, eta=0.1 (1 trial)", "dsg, eta=1.0 (1 trial)"]
+
+
+def test_log_axis_tick_labels_of_a_short_span_do_not_overlap(tmp_path):
+    """A span of about one decade (0.04 – 0.6 s) labelled by the default locator crowds its minor
+    labels into each other: each label must keep clear of its neighbours."""
+    make_run(tmp_path, "cov_dsg", {"paper": "li2016", "figure": "fig1"},
+             objective_rows("dsg", {}, (0.035, 0.05, 0.08, 0.12, 0.2, 0.35, 0.6), (0.69, 0.65, 0.62, 0.6, 0.59, 0.58, 0.57)))
+    fig = FIGURES["li2016_fig1_objective_vs_time"](collect_results(tmp_path))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for axis in (fig.axes[0].xaxis, fig.axes[0].yaxis):
+        boxes = [t.get_window_extent(renderer) for t in axis.get_ticklabels(which="both")
+                 if t.get_visible() and t.get_text()]
+        assert len(boxes) >= 2, axis
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), axis
+
+
+def test_li_table3_prints_the_papers_rows_beside_ours(tmp_path):
+    lp = {"paper": "li2016", "figure": "table3"}
+    make_run(tmp_path, "a9a_libsvm", lp, rows=[{"dataset": "a9a", "algorithm": "libsvm", "train_seconds": 10.0,
+                                                "train_error": 0.15, "final": 1}])
+    fig = FIGURES["li2016_table3_train_error_at_libsvm_time"](collect_results(tmp_path))
+    cells = {text.get_text() for text in fig.axes[0].tables[0].get_celld().values() for text in [text.get_text()]}
+    assert {"a9a (stand-in data)", "paper: epsilon", "paper: cifar10", "8457 s", "38.6 %", "15.0 %"} <= cells
 
 
 # ------------------------------------------------------------------------------------------ all figures

@@ -1,0 +1,104 @@
+"""The one rule by which a difference between two methods' numbers counts: beyond the trials' noise.
+
+Each side is a sample, one number per trial. A difference counts when a one-sided Welch t-test
+rejects "no such difference" at ALPHA (5 %); when neither direction does, the outcome is "within
+noise", its own verdict, counted apart from holds and fails. A side with no spread across trials
+by construction (a number the paper states; the error of a method whose results do not depend on
+the seed) is exact: its variance is 0 and one trial of it suffices. A side of one trial that is not
+exact has an unknown spread, and no difference against it counts. Timings are never exact.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+ABOVE, BELOW, EQUAL, WITHIN = "above", "below", "equal", "within noise"
+RULE = (f"a difference counts when a one-sided Welch t-test over the trials rejects its absence at "
+        f"{ALPHA:.0%}; otherwise it is within noise (a method of one trial has no spread to test, unless its "
+        "result does not depend on the seed)")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One method's numbers on one set: a value per trial; `exact`: no spread across trials."""
+    values: tuple[float, ...]
+    exact: bool = False
+
+    @classmethod
+    def of(cls, values, exact: bool = False) -> "Sample":
+        return cls(tuple(float(v) for v in np.asarray(values, dtype=float).ravel()), exact)
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values))
+
+    def scaled(self, factor: float) -> "Sample":
+        return Sample(tuple(factor * v for v in self.values), self.exact)
+
+    def variance_of_mean(self) -> float | None:
+        """s²/n, 0 for an exact sample or identical trials, None when one trial leaves it unknown."""
+        if self.exact:
+            return 0.0
+        if self.n < 2:
+            return None
+        return float(np.var(self.values, ddof=1)) / self.n
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The outcome of comparing mean x − mean y with a shift: ABOVE, BELOW, EQUAL or WITHIN, and
+    the one-sided p-value of the direction the means point to (None: decided without noise, or
+    one side's spread unknown)."""
+    outcome: str
+    p: float | None = None
+    unknown: str = ""           # why the spread is unknown
+
+    def words(self) -> str:
+        if self.unknown:
+            return self.unknown
+        return "" if self.p is None else f"p {self.p:.2g}"
+
+
+def compare(x: Sample, y: Sample, shift: float = 0.0, *, names: tuple[str, str] = ("x", "y")) -> Difference:
+    """Whether mean x − mean y lies above `shift`, below it, or within the trials' noise."""
+    d = x.mean - y.mean - shift
+    terms = [(s, s.variance_of_mean()) for s in (x, y)]
+    unknown = [name for name, (s, v) in zip(names, terms) if v is None]
+    if unknown:
+        return Difference(WITHIN, None, " and ".join(unknown) + " ran one trial: the spread is unknown")
+    var = sum(v for _, v in terms)
+    if var == 0.0:
+        return Difference(ABOVE if d > 0 else BELOW if d < 0 else EQUAL)
+    # Welch–Satterthwaite degrees of freedom over the sides with a spread
+    df = var ** 2 / sum(v ** 2 / (s.n - 1) for s, v in terms if v > 0)
+    t = d / math.sqrt(var)
+    p_above, p_below = float(stats.t.sf(t, df)), float(stats.t.cdf(t, df))
+    if p_above < ALPHA:
+        return Difference(ABOVE, p_above)
+    if p_below < ALPHA:
+        return Difference(BELOW, p_below)
+    return Difference(WITHIN, min(p_above, p_below))
+
+
+def within_margin(x: Sample, y: Sample, margin: float, *, names: tuple[str, str] = ("x", "y")) -> Difference:
+    """Whether |mean x − mean y| ≤ margin beyond the noise (two one-sided tests, both at ALPHA):
+    BELOW when the difference lies inside ±margin, ABOVE when it lies outside, WITHIN otherwise."""
+    upper = compare(x, y, margin, names=names)
+    lower = compare(x, y, -margin, names=names)
+    if upper.unknown:
+        return upper
+    if upper.outcome == ABOVE or lower.outcome == BELOW:
+        return Difference(ABOVE, upper.p if upper.outcome == ABOVE else lower.p)
+    if upper.outcome in (BELOW, EQUAL) and lower.outcome in (ABOVE, EQUAL):
+        ps = [p for p in (upper.p, lower.p) if p is not None]
+        return Difference(BELOW, max(ps) if ps else None)
+    ps = [p for p in (upper.p, lower.p) if p is not None]
+    return Difference(WITHIN, max(ps) if ps else None)
