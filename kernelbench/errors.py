@@ -5,6 +5,7 @@ Every problem a user can fix (bad config, bad data, missing dataset, bad CLI usa
 else is a bug and exits 1 with a traceback.
 """
 import importlib
+from pathlib import Path
 
 
 class KernelbenchError(Exception):
@@ -47,4 +48,15 @@ def require_extra(module: str, needed_for: str) -> None:
     except ImportError:
         extra = EXTRAS[module]
         raise MissingExtraError(f"{needed_for} needs {module}, which is not installed: install the "
-                                f"'{extra}' extra, pip install 'kernelbench[{extra}]'") from None
+                                f"'{extra}' extra, {install_command(extra)}") from None
+
+
+def install_command(extra: str, package_dir: Path = Path(__file__).resolve().parent) -> str:
+    """The command that adds an extra to kernelbench as it was installed: in a source checkout (the
+    package folder beside pyproject.toml: `make`, an editable install) pip install -e of that
+    checkout, so the compiled solvers stay the checkout's; else from the package index."""
+    checkout = package_dir.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "setup.py").is_file():
+        where = "." if Path.cwd().resolve() == checkout else str(checkout)
+        return f"pip install -e '{where}[{extra}]'"
+    return f"pip install 'kernelbench[{extra}]'"

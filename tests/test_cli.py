@@ -167,6 +167,16 @@ def test_help_exits_zero(command, options, data_dir):
             assert re.search(rf"\b{sub}\b", proc.stdout), f"{sub} missing from --help"
 
 
+def test_help_prose_is_wrapped_by_the_terminal_not_by_the_source(data_dir):
+    """A docstring paragraph past the first is one line that the terminal wraps at its width (250
+    columns here): no sentence breaks where the source file happened to wrap it."""
+    proc = kb("sweep", "--help", data_dir=data_dir)
+    assert proc.returncode == 0, describe(proc)
+    assert "sweeps a dotted config key; one value is a plain override (--over tags.figure=fig2). The points" \
+        in proc.stdout
+    assert "   --over algorithm.params.threads=1,2            speed-up vs threads" in proc.stdout   # kept as written
+
+
 def test_installed_console_script_runs(data_dir):
     script = Path(sys.executable).with_name("kernelbench")
     if not script.exists():
@@ -420,6 +430,8 @@ BAD_INPUTS = [
      ["run", "{tmp}/c.yaml"], ["algorithm.params.batch_size", "-4"]),
     ("bad-literal", {"c.yaml": "dataset: {name: digits86}\nalgorithm: {name: dsg, params: {loss: foo}}\n"},
      ["run", "{tmp}/c.yaml"], ["algorithm.params.loss", "foo", "hinge"]),
+    ("missing-config-near-name", {"quickstart.yaml": QUICK}, ["run", "{tmp}/quickstrat.yaml"],
+     ["quickstrat.yaml", "not found", "did you mean", "quickstart.yaml"]),
     ("missing-user-file", {"c.yaml": "dataset: {path: gone.svm}\nalgorithm: dsg\n"},
      ["run", "{tmp}/c.yaml"], ["dataset.path", "gone.svm", "not found"]),
     ("malformed-svmlight", {"bad.svm": "1 1:0.5 2:0.1\n-1 1:0.3 2:x\n1 2:0.4\n",
@@ -550,6 +562,13 @@ def test_grid_cross_validates_then_refits_on_the_test_split(tmp_path, data_dir):
     refit = df[df["fold"].isna()]
     assert len(refit) > 0 and (refit["status"] == "ok").all()
     assert set(json.loads((folder / "run.json").read_text())["best"]["params"]) == {"C", "gamma"}
+    # the output says where the grid came from, names the score, and rounds what it prints
+    lines = proc.stdout.splitlines()
+    assert "note: no grid: in the config; the grid (5 gamma × 5 C) is built from the algorithm's declared " \
+           "search space" in lines
+    assert "25 cells, each scored by 3-fold cross-validation on the training part" in lines
+    assert re.match(r"gamma +C +validation error: mean ± std \(folds\)$", lines[2]), lines[:3]
+    assert "0.3162 " in proc.stdout and "0.31622776" not in proc.stdout        # C = 10^-0.5, to 4 digits
 
 
 def test_tune_ends_with_the_results_and_the_compare_command_of_its_run_folder(tmp_path, data_dir):
@@ -563,6 +582,11 @@ def test_tune_ends_with_the_results_and_the_compare_command_of_its_run_folder(tm
     assert results_path_from_stdout(proc, REPO).resolve() == (folder / "results.csv").resolve()
     command = shlex.split(proc.stdout.strip().splitlines()[-1].removeprefix("compare: "))
     assert command[-2:] == ["compare", str(folder)]
+    # the best setting's values to 4 significant digits, its score named as a validation error
+    best = next(line for line in proc.stdout.splitlines() if line.startswith("best: "))
+    assert re.match(r"best: (\w+=[^,:]+, )*\w+=[^,:]+: validation error \d\.\d{4}", best), best
+    assert all(len(re.sub(r"\D", "", value).lstrip("0")) <= 4
+               for value in re.findall(r"=([\d.e+-]+)", best.split(": validation")[0])), best
 
 
 def test_fetch_without_network_fails_fast_and_leaves_no_partial_file(tmp_path, data_dir):
@@ -652,12 +676,12 @@ def test_datasets_path_prints_the_cache_dir(tmp_path, data_dir):
 
 def test_datasets_info_of_a_mirrored_set(data_dir):
     mirror = Path(MIRROR)
-    if not any(mirror.glob("a9a*")):
-        pytest.skip(f"a9a is not in the mirror {MIRROR}")
-    proc = kb("datasets", "info", "a9a", "--json", data_dir=data_dir)
+    if not any(mirror.glob("ijcnn1*")):
+        pytest.skip(f"ijcnn1 is not in the mirror {MIRROR}")
+    proc = kb("datasets", "info", "ijcnn1", "--json", data_dir=data_dir)       # a big set: never shipped
     assert proc.returncode == 0, describe(proc)
     info = json.loads(proc.stdout)
-    assert info["name"] == "a9a" and info["task"] == "binary" and info["available"]
+    assert info["name"] == "ijcnn1" and info["task"] == "binary" and info["available"]
     assert Path(info["files"]["train"]["local"]).parent == mirror
     assert info["cache_dir"] == str(data_dir)
 
@@ -732,9 +756,22 @@ def _without(module: str, args, tmp_path):
 def test_a_feature_without_its_extra_exits_2_naming_the_extra(tmp_path, module, extra, args):
     proc = _without(module, [*args, "--out", tmp_path / "out"], tmp_path)
     assert proc.returncode == 2, describe(proc)
-    assert f"pip install 'kernelbench[{extra}]'" in proc.stderr and module in proc.stderr
+    # run in the source checkout (cwd=REPO): the hint installs the extra into this checkout
+    assert f"pip install -e '.[{extra}]'" in proc.stderr and module in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
     assert not run_folders(tmp_path / "out")          # refused before any work
+
+
+def test_the_extra_hint_fits_how_kernelbench_was_installed(tmp_path, monkeypatch):
+    from kernelbench.errors import install_command
+
+    site_packages = tmp_path / "site-packages"
+    (site_packages / "kernelbench").mkdir(parents=True)
+    assert install_command("tune", site_packages / "kernelbench") == "pip install 'kernelbench[tune]'"
+    monkeypatch.chdir(REPO)
+    assert install_command("tune", REPO / "kernelbench") == "pip install -e '.[tune]'"
+    monkeypatch.chdir(tmp_path)
+    assert install_command("tune", REPO / "kernelbench") == f"pip install -e '{REPO}[tune]'"
 
 
 def test_version_and_choice_options(tmp_path):

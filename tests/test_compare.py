@@ -83,8 +83,8 @@ def test_page_tells_methods_apart_by_the_parameters_that_differ_and_counts_statu
     markdown = build_comparison(find_runs([tmp_path])).markdown
     rows = {line.split(" | ")[0]: line for line in markdown.splitlines() if line.startswith("| dsg") or
             line.startswith("| norma")}
-    assert set(rows) == {"| dsg C=1.0", "| dsg C=10.0", "| norma"}
-    assert "0.1500 ± 0.0707 (2)" in rows["| dsg C=1.0"] and "2 ok, 1 diverged" in rows["| dsg C=1.0"]
+    assert set(rows) == {"| dsg C=1", "| dsg C=10", "| norma"}
+    assert "0.1500 ± 0.0707 (2)" in rows["| dsg C=1"] and "2 ok, 1 diverged" in rows["| dsg C=1"]
 
 
 def test_a_regression_dataset_shows_its_test_mse_and_a_classification_one_its_error(tmp_path):
@@ -226,3 +226,17 @@ def test_a_parameter_value_with_a_pipe_stays_in_its_table_cell(tmp_path):
     _, page = write_comparison(build_comparison(find_runs([tmp_path / "runs"])), tmp_path / "page")
     html = page.read_text()
     assert "<td>dsg loss=None, note=a|b</td>" in html and "<td>dsg loss=hinge, note=None</td>" in html
+
+
+def test_labels_round_parameter_values_and_a_column_keeps_one_precision(tmp_path):
+    """C = 10^-0.5 as a grid writes it labels its method as C=0.3162; a column's values share their
+    decimals (0.0050 beside 0.4000; 1.5 beside 12.3, not 1.50), so they line up and compare by eye."""
+    root_tenth = json.dumps({"C": 10 ** -0.5, "loss": "hinge"}, sort_keys=True)
+    make_run(tmp_path, "a", "dsg", root_tenth, [(0, 0.005, 1.5, "ok")])
+    make_run(tmp_path, "b", "dsg", DSG_C10, [(0, 0.40, 12.3, "ok")])
+    markdown = build_comparison(find_runs([tmp_path])).markdown
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in markdown.splitlines() if line.startswith("| dsg")}
+    assert set(rows) == {"| dsg C=0.3162", "| dsg C=10"}, markdown
+    assert rows["| dsg C=0.3162"][1:3] == ["0.0050 (1)", "1.5 (1)"]
+    assert rows["| dsg C=10"][1:3] == ["0.4000 (1)", "12.3 (1)"]
+    assert "0.31622776" not in markdown.split("## Parameters")[0]

@@ -145,3 +145,49 @@ def test_every_config_and_script_the_readme_and_pages_name_exists():
     named = {path for text in texts for path in re.findall(r"\b((?:configs|scripts)/[\w.-]+\.(?:yaml|py))\b", text)}
     assert len(named) > 10
     assert sorted(path for path in named if not (ROOT / path).is_file()) == []
+
+
+# What makes each of the README's offline examples quick in CI, added after its own arguments: the
+# same command on fewer trials, passes, rows or candidates.
+README_QUICKER = {"run": ["--trials", "1", "--set", "stop.passes=1", "-q"],
+                  "grid": ["--set", "stop.passes=1", "--set", "trials=1", "-q"],
+                  "tune": ["--candidates", "2", "--set", "tune.rungs=1", "--set", "dataset.subsample=2000", "-q"]}
+
+
+def readme_offline_examples() -> list[list[str]]:
+    """The commands of the README's first code block under "Using it" (those it says need no network)."""
+    import shlex
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    using = text[text.index("## Using it"):]
+    block = using[using.index("```bash\n") + 8:]
+    block = block[:block.index("```")]
+    return [shlex.split(line.split("#")[0]) for line in block.splitlines() if line.strip()]
+
+
+def test_the_readmes_offline_examples_run_with_no_network_and_no_mirror(tmp_path, monkeypatch, capsys):
+    from kernelbench.cli import main
+
+    examples = readme_offline_examples()
+    assert {args[1] for args in examples} >= {"run", "grid", "tune", "compare", "report"}
+    (tmp_path / "configs").symlink_to(ROOT / "configs")         # the README's paths, from a fresh folder
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KERNELBENCH_DATA", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELBENCH_MIRROR", "")
+    monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
+    for program, *args in examples:
+        assert program == ".venv/bin/kernelbench", program
+        try:
+            main([*args, *README_QUICKER.get(args[0], [])])
+        except SystemExit as e:
+            assert e.code in (0, None), (args, capsys.readouterr().err[-2000:])
+    out = capsys.readouterr().out
+    assert (tmp_path / "results" / "compare" / "compare.html").is_file() and (tmp_path / "results" / "report.md").is_file()
+    assert re.search(r"^Glasmachers & Qaadan \(BSGD\): \d+ published numbers: .*\(local runs\)$", out, re.M), out
+
+
+def test_a_page_that_cites_a_section_of_the_readme_cites_one_it_has():
+    headings = {h.strip().lower() for h in re.findall(r"^#+ (.+)$", (ROOT / "README.md").read_text(), re.M)}
+    for page in PAGES.rglob("*.md"):
+        for cited in re.findall(r"README's\s+([\w -]+?)(?: section)?[,.;:)\n]", page.read_text(encoding="utf-8")):
+            assert cited.strip().lower() in headings, f"{page.name} cites the README's {cited!r}, which it lacks"

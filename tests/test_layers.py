@@ -37,7 +37,7 @@ LAYERS = {
 # Imports of kernelbench modules inside a function, each for a heavy dependency: the CLI loads a
 # command's layers when the command runs (`--help` and `datasets` answer at once), and a tune
 # draws its search (matplotlib) only at the end.
-LAZY = {"kernelbench.cli.app", "kernelbench.cli.bench", "kernelbench.cli.summaries", "kernelbench.cli.sweep",
+LAZY = {"kernelbench.cli.app", "kernelbench.cli.bench", "kernelbench.cli.demo", "kernelbench.cli.summaries", "kernelbench.cli.sweep",
         "kernelbench.experiment.tuning"}
 
 

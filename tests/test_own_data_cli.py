@@ -51,7 +51,19 @@ BAD = [
     ("header-only", {"train.csv": HEADER}, ", label: target", None, ["train.csv", "no data rows"]),
     ("mismatched-feature-counts", {"train.csv": HEADER + ROWS, "test.csv": "height,target,age\n0.1,1,2\n0.2,-1,3\n"},
      ", label: target, test_path: test.csv", None,
-     ["training file", "3 feature columns", "test file", "has 2", "same place"]),
+     ["training file", "3 feature columns", "test file", "has 2", "has 'weight'", "same place"]),
+    ("mismatched-feature-counts-without-headers", {"train.csv": ROWS, "test.csv": "0.1,0.2,1\n0.3,0.1,-1\n"},
+     ", label: 2, test_path: test.csv", None, ["3 feature columns", "has 2", "feature column 2 has no counterpart"]),
+    ("missing-file-near-name", {"trian.csv": HEADER + ROWS}, ", label: target", None,
+     ["dataset.path", "train.csv", "file not found", "did you mean", "trian.csv"]),
+    ("semicolons-in-varying-numbers", {"train.csv": "a;b;target\n1;2\n3;4;5;6\n"}, ", label: target", None,
+     ["cannot tell how the fields are separated", "';'", "dataset.delimiter"]),
+    ("class-names-in-training-numbers-in-test", {"train.csv": HEADER + ROWS.replace(",-1,", ",no,").replace(",1,", ",yes,"),
+                                                 "test.csv": HEADER + ROWS}, ", label: target, test_path: test.csv",
+     None, ["class names", "with numbers", "the same way"]),
+    ("test-class-names-unseen-in-training", {"train.csv": HEADER + ROWS.replace(",-1,", ",no,").replace(",1,", ",yes,"),
+                                             "test.csv": HEADER + "0.1,0.2,maybe,1\n"},
+     ", label: target, test_path: test.csv", None, ["'maybe'", "never occur in the training file", "'no', 'yes'"]),
     ("test-labels-unseen-in-training", {"train.csv": HEADER + ROWS, "test.csv": HEADER + "0.1,0.2,7,1\n"},
      ", label: target, test_path: test.csv", None, ["test labels include 7", "never occur in the training"]),
     ("single-class", {"train.csv": HEADER + "".join(f"{i},{i},1,{i}\n" for i in range(10))}, ", label: target",
@@ -129,7 +141,8 @@ def test_parquet_without_pyarrow_exits_2_naming_the_extra(tmp_path):
                            str(tmp_path / "out")], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "Parquet" in proc.stderr and "pip install 'kernelbench[parquet]'" in proc.stderr, proc.stderr
+    # the package imported from the source checkout (PYTHONPATH): the hint installs into it
+    assert "Parquet" in proc.stderr and f"pip install -e '{REPO}[parquet]'" in proc.stderr, proc.stderr
 
 
 def test_the_shipped_csv_example_trains_on_its_training_file_and_scores_its_test_file(tmp_path, monkeypatch, capsys):
@@ -154,3 +167,49 @@ def test_the_shipped_csv_example_trains_on_its_training_file_and_scores_its_test
     expected = 1 - svc.score(scaler.transform(test[features]), test["churned"])
     rows = pd.read_csv(run_dir / "results.csv")
     assert rows.loc[rows["final"] == 1, "test_error"].item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_class_names_as_labels_are_numbered_recorded_and_scored_as_scikit_learn_scores_them(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """yes/no labels in a ;-separated pair of files with no dataset.delimiter: the delimiter is sniffed, the
+    names become 0/1 in sorted order (recorded in run.json for both files), and the test error is
+    scikit-learn's SVC fitted on the very same names."""
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    names = np.where(X[:, 0] * X[:, 1] > 0, "yes", "no")
+    frame = pd.DataFrame({"x1": X[:, 0].round(4), "answer": names, "x2": X[:, 1].round(4)})
+    frame[:80].to_csv(tmp_path / "train.csv", sep=";", index=False)
+    frame[80:].to_csv(tmp_path / "test.csv", sep=";", index=False)
+    (tmp_path / "c.yaml").write_text("dataset: {path: train.csv, test_path: test.csv, label: answer}\n"
+                                     "algorithm: {name: libsvm, params: {C: 1.0, gamma: 0.5}}\n")
+    code, stdout, stderr = _main_in_process(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")],
+                                            cwd=tmp_path, data_dir=tmp_path / "cache", monkeypatch=monkeypatch,
+                                            capsys=capsys)
+    assert code == 0, stderr
+    (run_dir,) = list((tmp_path / "out").iterdir())
+    dataset = json.loads((run_dir / "run.json").read_text())["dataset"]
+    files = json.dumps(dataset)
+    assert files.count('"label_classes": {"no": 0, "yes": 1}') == 2, files
+    assert "fields separated by ';' (sniffed)" in files and "'no' -> 0, 'yes' -> 1" in files
+    train, test = frame[:80], frame[80:]
+    svc = SVC(C=1.0, gamma=0.5).fit(train[["x1", "x2"]], train["answer"])
+    expected = 1 - svc.score(test[["x1", "x2"]], test["answer"])
+    rows = pd.read_csv(run_dir / "results.csv")
+    assert rows.loc[rows["final"] == 1, "test_error"].item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_file_without_header_whose_first_column_holds_class_names_keeps_its_first_row(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """"yes,0.3,..." opens the file: a name in the label column of every line is a class, not a header."""
+    rows = "".join(f"{'yes' if i % 2 else 'no'},{0.1 * i:.1f},{(-1) ** i * 0.2:.1f}\n" for i in range(30))
+    (tmp_path / "train.csv").write_text(rows)
+    (tmp_path / "c.yaml").write_text("dataset: {path: train.csv, test: none}\n"
+                                     "algorithm: {name: libsvm, params: {C: 1.0, gamma: 0.5}}\n")
+    code, _, stderr = _main_in_process(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")],
+                                       cwd=tmp_path, data_dir=tmp_path / "cache", monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0, stderr
+    (run_dir,) = list((tmp_path / "out").iterdir())
+    dataset = json.loads((run_dir / "run.json").read_text())["dataset"]
+    assert dataset["n_train"] == 30 and '"label_classes": {"no": 0, "yes": 1}' in json.dumps(dataset)

@@ -153,8 +153,17 @@ def test_cli_writes_both_files_and_refuses_missing_folders(tmp_path):
     cmd = [sys.executable, "-m", "kernelbench.cli", "report", str(tmp_path / "results"), "--out", str(tmp_path / "rep")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "rep" / "report.md").read_text().count("15.500") == 1
+    markdown = (tmp_path / "rep" / "report.md").read_text()
+    assert markdown.count("15.500") == 1
     assert (tmp_path / "rep" / "report.html").exists()
+    # the terminal gets a line a paper and where the file is, never the file; the runs are local ones
+    lines = proc.stdout.splitlines()
+    assert sorted(line.split(":")[0] for line in lines[:-1]) == sorted(p.name for p in PAPERS.values())
+    dai = next(line for line in lines if line.startswith("Dai et al. 2014"))
+    assert "1 reproduced" in dai and dai.endswith("(local runs)") and "published run" not in proc.stdout
+    assert lines[-1].startswith(f"report: {tmp_path / 'rep' / 'report.md'} and ") and "15.500" not in proc.stdout
+    headings = [line for line in markdown.splitlines() if line.startswith("#")]
+    assert len(headings) == len(set(headings)), headings
     proc = subprocess.run(cmd[:4] + [str(tmp_path / "nope")], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
@@ -329,5 +338,5 @@ def test_the_report_of_a_results_folder_lists_each_papers_claims_after_the_numbe
     markdown, table = build_report([tmp_path], paper="dai2014")
     section = markdown[markdown.index("## Dai et al. 2014 (DSG): claims"):]
     assert "| §7 | “DSG wins” (§7, sentence 1) | test_error of dsg lower than norma; on all sets | 0 of 1 | not testable here |" \
-        in section and "no published run of norma on a9a" in section
+        in section and "no local run of norma on a9a" in section
     assert table and markdown.index("| where | dataset |") < markdown.index("## Dai et al. 2014 (DSG): claims")

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-import yaml
 
 import kernelbench
 
@@ -21,7 +20,10 @@ from kernelbench._io import atomic_write_text
 from kernelbench._vocab import METRICS, PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
 from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
+from kernelbench.cli.demo import demo
 from kernelbench.cli.downloads import AssumeYes, dataset_files_first
+from kernelbench.cli.helptext import unwrap_help
+from kernelbench.cli.overrides import parse_sets
 from kernelbench.cli.summaries import print_compare_command, print_grid_summary, print_run_summary, print_tune_summary
 from kernelbench.cli.sweep import sweep
 from kernelbench.errors import ConfigError, KernelbenchError
@@ -70,28 +72,13 @@ def _command() -> list[str]:
 
 
 def _overrides(seed, threads, trials=None, sets=None):
-    out = _parse_sets(sets)
+    out = parse_sets(sets)
     if seed is not None:
         out["seed"] = seed
     if threads is not None:
         out["threads"] = threads
     if trials is not None:
         out["trials"] = trials
-    return out
-
-
-def _parse_sets(sets) -> dict:
-    """--set KEY=VALUE (repeatable): a dotted config key and a YAML value, e.g. stop.passes=1."""
-    out = {}
-    for item in sets or []:
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set {item!r}: expected KEY=VALUE with a dotted config key, e.g. "
-                              "--set stop.passes=1 or --set dataset.subsample=100000")
-        try:
-            out[key.strip()] = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise ConfigError(f"--set {item!r}: the value is not valid YAML ({e})") from None
     return out
 
 
@@ -408,6 +395,8 @@ def report(
     from kernelbench.report import (
         build_report,
         markdown_to_html,
+        numbers_sentence,
+        report_papers,
         reproduction_command,
         reproduction_files,
     )
@@ -444,17 +433,23 @@ def report(
     if missing:
         raise KernelbenchError(f"results folder(s) {', '.join(missing)} do not exist; pass the "
                                "folders that hold your run folders (default: results/)")
-    markdown, _ = build_report(folders)
+    markdown, table = build_report(folders)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / "report.md", markdown)
     atomic_write_text(out / "report.html", markdown_to_html(markdown))
-    typer.echo(markdown)
-    typer.echo(f"report: {out / 'report.md'} and {out / 'report.html'}")
+    for paper in report_papers():       # one line a paper; the tables are in the file
+        mine = [r for r in table if r["paper"] == paper.name]
+        said = numbers_sentence(mine) if mine else "no printed number to set ours beside; its claims are in the file"
+        typer.echo(f"{paper.name}: {said} (local runs)")
+    typer.echo(f"report: {out / 'report.md'} and {out / 'report.html'} (every number and claim, on the local runs "
+               f"under {', '.join(map(str, folders))})")
 
 
 app.add_typer(datasets_app, name="datasets", help="list, inspect, fetch and locate benchmark datasets")
 app.command("bench")(bench)
+app.command("demo")(demo)
 app.command("sweep")(sweep)
+unwrap_help(app, datasets_app)
 
 
 def _exit_interrupted(e: KeyboardInterrupt):

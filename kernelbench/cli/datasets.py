@@ -13,6 +13,7 @@ import typer
 
 from kernelbench.data.fetch import data_dirs, dataset_info, fetch_checked
 from kernelbench.data.registry import dataset_names
+from kernelbench.data.shipped import SHIPPED_DIR, shipped_sha256
 from kernelbench.data.synthetic import SHAPES, VARIANTS, SyntheticSpec, write_files
 
 Shape = enum.Enum("Shape", {name: name for name in SHAPES}, type=str)     # a usage error names them
@@ -119,8 +120,10 @@ def fetch_command(name: str = typer.Argument(..., help="a registry dataset name 
 
 @datasets_app.command("path")
 def path_command() -> None:
-    """Print the cache dir ($KERNELBENCH_DATA) and the mirror dirs ($KERNELBENCH_MIRROR)."""
+    """Print the folders searched, in order: the shipped small sets, the cache dir ($KERNELBENCH_DATA)
+    and the mirror dirs ($KERNELBENCH_MIRROR)."""
     dirs = data_dirs()
+    typer.echo(f"shipped: {SHIPPED_DIR}  ({', '.join(sorted(shipped_sha256()))})")
     typer.echo(f"cache: {dirs['cache']}")
     for m in dirs["mirrors"]:
         typer.echo(f"mirror: {m}{'' if m.is_dir() else '  (missing)'}")

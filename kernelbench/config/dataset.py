@@ -13,7 +13,7 @@ from kernelbench.config.sections import DATASET_KEYS, FILE_KEYS, SYNTHETIC_KEYS,
 from kernelbench.config.values import _as_float, _fail, _number_from_string, _show, _suggest
 from kernelbench.data.load import classes_task
 from kernelbench.data.registry import dataset_names, get_spec
-from kernelbench.data.user import infer_format
+from kernelbench.data.user import infer_format, near_file_name
 
 _ALLOWED_TEST = "'official', 'none' or a fraction in (0, 1) such as 0.2"
 
@@ -124,8 +124,9 @@ def _data_file(path, base_dir: Path, field: str = "dataset.path") -> str:
     except (OSError, ValueError, RuntimeError) as e:
         _fail(field, f"invalid path {path!r}: {e}")
     if not exists:
+        near = near_file_name(resolved)
         _fail(field, f"file not found: {resolved} (given as {path!r}; a relative path "
-                     f"is taken from the config file's folder)")
+                     f"is taken from the config file's folder)" + (f"; did you mean {near}?" if near else ""))
     if not is_file:
         _fail(field, f"not a file: {resolved}")
     return str(resolved)

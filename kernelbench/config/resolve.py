@@ -20,6 +20,7 @@ from kernelbench.config.declare import keys, read_section
 from kernelbench.config.sections import (FILE_KEYS, SYNTHETIC_KEYS, TOP_LEVEL_KEYS, DatasetConfig, EvaluateConfig,
                                          ExperimentConfig, StopConfig, TagsConfig, TuneConfig)
 from kernelbench.config.values import _fail, _show, _suggest
+from kernelbench.data.user import near_file_name
 from kernelbench.errors import ConfigError
 from kernelbench.papers import paper_ids
 from kernelbench.spaces import parse_space, space_to_dict
@@ -31,7 +32,8 @@ def load_config(path, *, overrides: dict | None = None, arrays: str | None = Non
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
+        near = near_file_name(path)
+        raise ConfigError(f"{path}: config file not found" + (f"; did you mean {near}?" if near else "")) from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder, not a config file") from None
     except UnicodeDecodeError as e:

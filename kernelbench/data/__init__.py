@@ -4,7 +4,8 @@
     ds = load_dataset("ijcnn1")                     # official test file
     ds = prepare(ds, subsample=20000, scale="standard", seed=0)
 
-Files are looked up in the cache dir ($KERNELBENCH_DATA), then the mirror dirs ($KERNELBENCH_MIRROR),
+Files are looked up among the small sets shipped with the package (data/shipped/), in the
+cache dir ($KERNELBENCH_DATA), then the mirror dirs ($KERNELBENCH_MIRROR),
 then downloaded (https only; KERNELBENCH_OFFLINE=1 forbids it). Every user-fixable problem is a
 kernelbench.errors.DataError whose message names the file and the fix.
 """

@@ -41,6 +41,7 @@ class ParseReport:
     repairs: dict = field(default_factory=dict)        # kind -> lines repaired (only kinds seen)
     first_line: dict = field(default_factory=dict)     # kind -> first repaired line (1-based)
     zero_based: bool | None = None    # svmlight read with base "auto": whether an index 0 made it zero-based
+    classes: list | None = None       # delimited text with class names as labels: label i is classes[i]
 
     def summary(self) -> str:
         """One line: the repairs, or '' when there were none."""

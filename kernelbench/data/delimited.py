@@ -1,7 +1,9 @@
 """Delimited text (CSV) files -> dense arrays, read by pandas in chunks from the decompressed blocks.
 
 y is float64, the raw labels as written (-1/1, 0/1, 1/2, targets); X is float64, or float32 when
-asked. A value that is not a number, missing or not finite is a DataError naming the line.
+asked. A value that is not a number, missing or not finite is a DataError naming the line. A label
+column of names only (yes/no, setosa/virginica, as scikit-learn accepts them) is read as classes:
+label i is the i-th name in sorted order, and the names are kept in the parse report.
 """
 from __future__ import annotations
 
@@ -30,18 +32,27 @@ class CsvOptions:
 
 
 def csv_has_header(path: Path, member, delimiter: str) -> bool:
+    """Whether the first line is a header: it holds a field that is not a number, unless that is its
+    only such field and the next line has a name in the same column (a column of class names)."""
     try:
         with open_decompressed(path, None, member) as fh:
-            first = fh.readline().decode("utf-8", "replace")
+            lines = [line.decode("utf-8", "replace") for line, _ in zip(fh, range(2))]
     except DECOMPRESSION_ERRORS:
         return False
-    for token in (t.strip() for t in first.strip().split(delimiter)):
-        try:
-            float(token)
-        except ValueError:
-            if token:
-                return True
-    return False
+    rows = [[t.strip() for t in line.strip().split(delimiter)] for line in lines]
+    words = [i for i, token in enumerate(rows[0] if rows else []) if token and not _is_number(token)]
+    below = rows[1][words[0]] if len(words) == 1 and len(rows) > 1 and len(rows[1]) > words[0] else ""
+    if below and not _is_number(below):
+        return False
+    return bool(words)
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
 
 
 class _QueueStream(io.RawIOBase):
@@ -78,7 +89,7 @@ def parse_csv(path: Path, folder: Path, options: CsvOptions, *, member=None,
     report = ParseReport(source=str(path))
     digest = hashlib.sha256()
     started = time.perf_counter()
-    labels, writer, bar = [], None, None
+    labels, names, writer, bar = [], [], None, None
 
     def on_block(block, read):
         digest.update(block)
@@ -94,7 +105,10 @@ def parse_csv(path: Path, folder: Path, options: CsvOptions, *, member=None,
                 chunks = pd.read_csv(stream, header=None, skiprows=options.header_rows,
                                      sep=options.delimiter, low_memory=False, chunksize=200_000)
                 for frame in chunks:
-                    values = _csv_values(path, frame, options, first_line=report.rows + 1 + options.header_rows)
+                    first_line = report.rows + 1 + options.header_rows
+                    if _class_names(frame[options.label_column]) or names:
+                        names.append(_names_column(path, frame, options, first_line))
+                    values = _csv_values(path, frame, options, first_line=first_line)
                     y = np.ascontiguousarray(values[:, options.label_column])
                     X = np.delete(values, options.label_column, axis=1)
                     if writer is None:
@@ -130,10 +144,51 @@ def parse_csv(path: Path, folder: Path, options: CsvOptions, *, member=None,
         writer.abort()
         raise row_count_error(path, f"{report.rows:,}", options)
     writer.close()
-    np.save(folder / "y.npy", np.concatenate(labels))
+    y = np.concatenate(labels)
+    if names:
+        report.classes, y = class_codes(np.concatenate(names))
+    np.save(folder / "y.npy", y)
     report.sha256 = digest.hexdigest()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def class_codes(names: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Class names as the labels 0, 1, ... in sorted order (scikit-learn's LabelEncoder order), and
+    the names in that order."""
+    classes, codes = np.unique(names, return_inverse=True)
+    return [str(c) for c in classes], codes.astype(np.float64)
+
+
+def class_names(labels) -> bool:
+    """Whether labels are names only (strings, none of them reading as a number)."""
+    import pandas as pd     # heavy, and only CSV files need it
+
+    return _class_names(pd.Series(labels)) if np.asarray(labels).dtype.kind in "USO" else False
+
+
+def _class_names(column) -> bool:
+    """Whether a label column holds names only (no value of it reads as a number)."""
+    import pandas as pd     # heavy, and only CSV files need it
+
+    if pd.api.types.is_numeric_dtype(column.dtype) or column.isna().any():
+        return False
+    return bool(pd.to_numeric(column, errors="coerce").isna().all())
+
+
+def _names_column(path, frame, options: CsvOptions, first_line: int) -> np.ndarray:
+    """The class names of a chunk's label column, which then reads as 0 (the codes come once every
+    name is known); a number or a missing value among names is a DataError naming its line."""
+    column = frame[options.label_column]
+    if not _class_names(column):
+        import pandas as pd     # heavy, and only CSV files need it
+
+        bad = int(np.flatnonzero(column.isna().to_numpy() | pd.to_numeric(column, errors="coerce").notna().to_numpy())[0])
+        raise DataError(f"{path}: line {first_line + bad}, label: {str(column.iloc[bad])[:40]!r} among class names "
+                        "(the labels above it are names, not numbers). Give every row a class name, or number "
+                        "every class.")
+    frame[options.label_column] = 0.0
+    return column.astype(str).str.strip().to_numpy()
 
 
 def _csv_values(path, frame, options: CsvOptions, first_line: int) -> np.ndarray:

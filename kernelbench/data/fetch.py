@@ -1,7 +1,8 @@
-"""Make dataset files available locally: cache dir -> mirror dirs -> download.
+"""Make dataset files available locally: shipped copies -> cache dir -> mirror dirs -> download.
 
-A file is looked up as its decompressed name, with .xz/.bz2/.gz, or as the URL's basename, in the
-cache dir, then in each mirror dir (local.py), and downloaded only when none has it (download.py);
+A file is looked up among the small sets shipped with the package (shipped.py), then as its
+decompressed name, with .xz/.bz2/.gz, or as the URL's basename, in the cache dir, then in each
+mirror dir (local.py), and downloaded only when none has it (download.py);
 `KERNELBENCH_OFFLINE=1` skips downloads. Every file is checked against the sha256 pinned in the
 registry, or, where the registry pins none, against the sha256 recorded on the file's first use.
 """
@@ -15,6 +16,7 @@ from kernelbench.errors import DataError
 from .download import Confirm, DownloadFailed, always, download
 from .local import Trust, data_dirs, ensure_cache, expected_sha256, trust_state, verify_file
 from .registry import DatasetSpec, FileSpec, get_spec, registry_path
+from .shipped import shipped_copy
 
 
 def fetch_command(name: str) -> str:
@@ -28,7 +30,11 @@ def _offline() -> bool:
 
 
 def resolve_local(fspec: FileSpec) -> Path | None:
-    """The first local copy of a file: cache dir, then each mirror dir; None if there is none."""
+    """The first local copy of a file: shipped with the package, cache dir, then each mirror dir;
+    None if there is none."""
+    shipped = shipped_copy(fspec)
+    if shipped is not None:
+        return shipped
     dirs = data_dirs()
     for folder in [dirs["cache"], *dirs["mirrors"]]:
         for cand in fspec.candidates():

@@ -28,7 +28,7 @@ from .registry import DatasetSpec, FileSpec, get_spec
 from .delimited import CsvOptions, parse_csv
 from .svmlight import DENSE_MAX_FEATURES, SvmlightOptions, parse_svmlight
 from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
-from .user import DENSE_FORMATS, FileOptions, checked_arrays, infer_format, read_user_files
+from .user import DENSE_FORMATS, FileOptions, checked_arrays, class_names_note, infer_format, read_user_files
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
 
@@ -188,6 +188,10 @@ def _file_with_record(path, role: str, read, strict: bool):
     record = _file_record(Path(path).expanduser(), role, meta, strict)
     if meta.get("columns") is not None:
         record["feature_columns"] = meta["columns"]
+    classes = meta.get("parse", {}).get("classes")
+    if classes:             # the numbers the class names became, in training and test alike
+        record["label_classes"] = {name: i for i, name in enumerate(classes)}
+        note += f"; {class_names_note(classes)}"
     return Path(path).expanduser(), X, y, note, record
 
 
@@ -374,14 +378,30 @@ def _array_record(X, y) -> dict:
 
 
 def _same_columns(X_tr, X_te, train: str, test: str, train_record=None, test_record=None) -> None:
-    if X_tr.shape[1] != X_te.shape[1]:
-        raise DataError(f"{train} has {X_tr.shape[1]} feature columns but {test} has {X_te.shape[1]}. The test "
-                        "part needs the training part's columns (and the label column in the same place).")
     names = [r.get("feature_columns") for r in (train_record or {}, test_record or {})]
+    if X_tr.shape[1] != X_te.shape[1]:
+        raise DataError(f"{train} has {X_tr.shape[1]} feature columns but {test} has {X_te.shape[1]}: "
+                        f"{_unmatched_columns(names, X_tr.shape[1], X_te.shape[1], train, test)}. The test part "
+                        "needs the training part's columns (and the label column in the same place).")
     if None not in names and names[0] != names[1]:
         i = next(i for i, (a, b) in enumerate(zip(*names)) if a != b)
         raise DataError(f"{test}'s header differs from {train}'s: feature column {i} is {names[1][i]!r} there, "
                         f"{names[0][i]!r} here. Give both files the same columns in the same order.")
+
+
+def _unmatched_columns(names, n_train: int, n_test: int, train: str, test: str) -> str:
+    """The feature columns one file has and the other lacks: by name where both have a header, else
+    the feature columns beyond the narrower file (counted from 0, as `label:` counts)."""
+    if None not in names:
+        only = [(where, [c for c in mine if c not in theirs])
+                for where, mine, theirs in ((train, *names), (test, *names[::-1]))]
+        said = [f"only {where} has {', '.join(map(repr, cols))}" for where, cols in only if cols]
+        if said:
+            return "; ".join(said)
+    wider = train if n_train > n_test else test
+    first, last = min(n_train, n_test), max(n_train, n_test) - 1
+    columns = f"column {first} has" if first == last else f"columns {first}..{last} have"
+    return f"feature {columns} no counterpart in the other file ({wider} is the wider)"
 
 
 def _keep_classes(parts: _Loaded, classes, task) -> None:

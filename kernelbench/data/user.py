@@ -3,6 +3,7 @@ Python, each checked the same way -- numbers only, finite, one label per row, at
 and parsed once into the parsed-array cache (parse.py) like a registry file.
 
     infer_format      the format a file's suffix says (None: a suffix of some other format)
+    near_file_name    the file beside a missing one whose name is closest (a typo)
     FileOptions       how a file is read: format, delimiter, header, label column, npz array names
     read_user_files   the training file and its test file -> (X, y, how it was read, the parse meta) each
     checked_arrays    arrays -> float arrays, or a DataError naming the row and column at fault
@@ -23,7 +24,7 @@ import scipy.sparse as sp
 from kernelbench.errors import DataError, require_extra
 
 from .blocks import ParseReport, to_csr32
-from .delimited import CsvOptions, csv_has_header, parse_csv
+from .delimited import CsvOptions, class_codes, class_names, csv_has_header, parse_csv
 from .local import DECOMPRESSION_ERRORS, compression_of, open_decompressed
 from .parse import parse_cached
 from .svmlight import SvmlightOptions, parse_svmlight
@@ -35,6 +36,7 @@ SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".npy": "npy", ".npz": 
 OTHER_FORMATS = (".xlsx", ".xls", ".ods", ".json", ".jsonl", ".h5", ".hdf5", ".hdf", ".mat", ".pkl", ".pickle",
                  ".feather", ".arrow", ".arff", ".orc", ".avro", ".sav", ".dta", ".sas7bdat", ".xml", ".html")
 DELIMITERS = {"csv": ",", "tsv": "\t"}
+SNIFFED = ",;\t|"              # the delimiters csv.Sniffer may pick for a file whose config names none
 DENSE_FORMATS = ("csv", "tsv", "npy", "npz", "parquet")        # every row has every column
 _COMPRESSIONS = (".xz", ".bz2", ".gz")
 
@@ -95,7 +97,32 @@ def read_user_files(path, test_path, options: FileOptions, *, dtype: str, progre
             train = read_user_file(path, "train", options, dtype=dtype, progress=progress, zero_based=True)
         else:
             test = read_user_file(test_path, "test", options, dtype=dtype, progress=progress, zero_based=True)
-    return train, test
+    return train, _test_in_training_classes(train, test, path, test_path)
+
+
+def _test_in_training_classes(train, test, path, test_path):
+    """The test file's labels coded as the training file's class names are (each file numbers its
+    own names in sorted order); a name the training file lacks is a DataError naming it."""
+    classes = [part[3].get("parse", {}).get("classes") for part in (train, test)]
+    if classes[0] == classes[1]:
+        return test
+    if None in classes:
+        named, numbered = (path, test_path) if classes[0] else (test_path, path)
+        raise DataError(f"{named} labels its rows with class names but {numbered} with numbers. Label both files "
+                        "the same way.")
+    unseen = sorted(set(classes[1]) - set(classes[0]))
+    if unseen:
+        raise DataError(f"{test_path}: class(es) {', '.join(map(repr, unseen))} never occur in the training file "
+                        f"{path} (its classes: {', '.join(map(repr, classes[0]))}). Give the training file rows "
+                        "of every class, or drop those rows from the test file.")
+    X, y, note, meta = test
+    codes = np.searchsorted(classes[0], classes[1])[y.astype(np.int64)].astype(np.float64)
+    return X, codes, note, {**meta, "parse": {**meta["parse"], "classes": classes[0]}}
+
+
+def class_names_note(classes) -> str:
+    """How class names became numbers, as the run's notes and run.json say it."""
+    return "class names as labels: " + ", ".join(f"{name!r} -> {i}" for i, name in enumerate(classes))
 
 
 def read_user_file(path, role: str, options: FileOptions, *, dtype: str, progress: bool, zero_based=None):
@@ -103,7 +130,9 @@ def read_user_file(path, role: str, options: FileOptions, *, dtype: str, progres
     an svmlight file's indices start at 0 (None: at 0 when an index 0 occurs, else at 1)."""
     p = Path(path).expanduser()
     if not p.is_file():
-        raise DataError(f"{role} file {p} does not exist (or is not a file). Check `dataset."
+        near = near_file_name(p)
+        raise DataError(f"{role} file {p} does not exist (or is not a file)"
+                        + (f"; did you mean {near}?" if near else ".") + " Check `dataset."
                         f"{'path' if role == 'train' else 'test_path'}`.")
     fmt = options.format or infer_format(p)
     if fmt is None:
@@ -137,11 +166,44 @@ def read_user_file(path, role: str, options: FileOptions, *, dtype: str, progres
     return X, y, note.format(shown), meta
 
 
+def near_file_name(p: Path) -> Path | None:
+    """The file beside `p` whose name is closest to its name (a typo, another suffix), or None."""
+    try:
+        names = [child.name for child in p.parent.iterdir() if child.is_file()]
+    except OSError:
+        return None
+    close = difflib.get_close_matches(p.name, names, n=1, cutoff=0.6)
+    return p.parent / close[0] if close else None
+
+
 # ------------------------------------------------------------------ delimited text
+
+def _sniffed_delimiter(p: Path, member, fmt: str) -> str:
+    """The delimiter of a file whose config names none: csv.Sniffer's pick among , ; tab | on the
+    first lines; else the suffix's, unless only another of them occurs (then the refusal names
+    dataset.delimiter)."""
+    try:
+        with open_decompressed(p, None, member) as fh:
+            sample = fh.read(1 << 16).decode("utf-8", "replace")
+    except DECOMPRESSION_ERRORS as exc:
+        raise DataError(f"{p}: cannot read the file ({exc}). Replace it.") from None
+    sample = "\n".join(line for line in sample.splitlines()[:50] if line.strip())
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=SNIFFED).delimiter
+    except csv.Error:
+        pass
+    default = DELIMITERS[fmt]
+    others = [d for d in SNIFFED if d != default and d in sample]
+    if default in sample or not others:
+        return default          # the checks of the rows say what is wrong, if anything
+    raise DataError(f"{p}: cannot tell how the fields are separated: the first lines hold no {default!r} but "
+                    f"{' and '.join(map(repr, others))}, in varying numbers. Set dataset.delimiter to the character "
+                    f"between the fields (e.g. delimiter: {others[0]!r}).")
+
 
 def _read_delimited(p: Path, key: str, fmt: str, options: FileOptions, *, dtype: str, progress: bool):
     member = _zip_member(p) if compression_of(p) == "zip" else None
-    delimiter = options.delimiter or DELIMITERS[fmt]
+    delimiter = options.delimiter or _sniffed_delimiter(p, member, fmt)
     header = csv_has_header(p, member, delimiter) if options.header in (None, "auto") else options.header
     names = _first_line_fields(p, member, delimiter)
     label = 0 if options.label is None else options.label
@@ -155,6 +217,8 @@ def _read_delimited(p: Path, key: str, fmt: str, options: FileOptions, *, dtype:
         column = _column_by_index(p, label, len(names))
     shown_label = f"{names[column]!r}" if header else f"column {column}"
     note = (f"{'CSV' if delimiter == ',' else 'delimited text'}, label {shown_label}"
+            + (f", fields separated by {delimiter!r} (sniffed)" if not options.delimiter and delimiter != DELIMITERS[fmt]
+               else "")
             + (", first line taken as a header" if header else ""))
     parse_options = CsvOptions(label_column=column, header_rows=int(bool(header)), delimiter=delimiter, dtype=dtype,
                                column_names=tuple(names) if header else ())
@@ -207,6 +271,8 @@ def _parse_array_file(p: Path, folder: Path, fmt: str, options: FileOptions, dty
     names = None
     if fmt == "npz":
         X, y = _npz_arrays(p, options)
+        if class_names(y):              # string labels, as scikit-learn takes them
+            report.classes, y = class_codes(y)
     else:
         if fmt == "npy":
             table = _npy_table(p)
@@ -214,10 +280,9 @@ def _parse_array_file(p: Path, folder: Path, fmt: str, options: FileOptions, dty
                 raise DataError(f"{p}: dataset.label {options.label!r} is a column name, but a .npy array has no "
                                 "column names. Give the label column's index (0 the first, -1 the last).")
         else:
-            table, names = _parquet_table(p)
+            table, names, report.classes = _parquet_table(p, options.label)
         width = table.shape[1]
-        label = 0 if options.label is None else options.label
-        column = _column_by_name(p, label, names) if isinstance(label, str) else _column_by_index(p, label, width)
+        column = _label_column(p, options.label, names, width)
         if width < 2:
             raise DataError(f"{p}: {width} column; need the label column and at least one feature column.")
         y = table[:, column]
@@ -261,7 +326,14 @@ def _npz_arrays(p: Path, options: FileOptions):
                         "arrays).") from None
 
 
-def _parquet_table(p: Path):
+def _label_column(p: Path, label, names, width: int) -> int:
+    """The index of the label column of a table: `dataset.label` by name or index (default 0)."""
+    label = 0 if label is None else label
+    return _column_by_name(p, label, names) if isinstance(label, str) else _column_by_index(p, label, width)
+
+
+def _parquet_table(p: Path, label):
+    """(the table as float64, its column names, the class names its label column held or None)."""
     require_extra("pyarrow", "reading Parquet files")
     import pandas as pd     # heavy, and only tables need it
 
@@ -270,7 +342,12 @@ def _parquet_table(p: Path):
     except (OSError, ValueError) as exc:
         raise DataError(f"{p}: not a readable Parquet file ({exc}). Replace it.") from None
     names = [str(c) for c in frame.columns]
-    return _numeric_frame(frame, str(p), names).to_numpy(dtype=np.float64), names
+    column = frame.columns[_label_column(p, label, names, len(names))]
+    classes = None
+    if class_names(frame[column]):      # string labels, as scikit-learn takes them
+        classes, codes = class_codes(frame[column].to_numpy())
+        frame[column] = codes
+    return _numeric_frame(frame, str(p), names).to_numpy(dtype=np.float64), names, classes
 
 
 # ------------------------------------------------------------------ the checks every source gets

@@ -41,7 +41,9 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
     prepared = prepare_experiment(cfg, progress=execution.show)
     data = prepared.data
     run_cfg = cfg           # the run's identity (resume, reproduce's done check): the config as given
+    grid_from = "config"
     if not cfg.grid:        # the config's `search:` or the algorithm's declared space, as a grid
+        grid_from = "the config's search:" if cfg.search else "the algorithm's declared search space"
         space, scales = resolve_space(cfg.search, prepared.spec.parameters, data.X_train,
                                       cfg.algorithm.params, cfg.seed)
         cfg = replace(cfg, grid=grid_from_space(space, scales))
@@ -74,7 +76,8 @@ def grid_search(cfg: ExperimentConfig, *, out_dir="results", quiet=False, comman
     total = (len(grid_cells) + then_size) * cfg.cv + cfg.trials
     refused = refit_refusal(prepared, cfg.algorithm.params, cfg.seed)
     with open_run(run_cfg, out_dir, command, resume, total_cells=total) as (run, done):
-        run.update(dataset=describe(data), cv=cfg.cv, determinism=determinism(prepared), labeled=prepared.labeled)
+        run.update(dataset=describe(data), cv=cfg.cv, determinism=determinism(prepared), labeled=prepared.labeled,
+                   grid={**cfg.grid, **cfg.then}, grid_from=grid_from)
         if refused:
             refitted = refit(prepared, cfg, {}, run, done, execution, label_cfg)
             run.finish("finished", cells=[], best=None, refit=refitted, skipped=refused)

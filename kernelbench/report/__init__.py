@@ -13,6 +13,7 @@ from .numbers import (
     VERDICTS,
     build_numbers,
     number_status,
+    numbers_sentence,
     pooling_conflict,
     report_papers,
     select_rows,
@@ -32,7 +33,7 @@ from .claims_text import build_report
 from .verdicts import CLAIM_VERDICTS, ClaimVerdict, judge_claim, judge_paper, rows_read
 
 __all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
-           "markdown_to_html", "not_run_experiments", "number_status", "pooling_conflict",
+           "markdown_to_html", "not_run_experiments", "number_status", "numbers_sentence", "pooling_conflict",
            "report_papers", "reproduction_command", "reproduction_files",
            "reproduction_markdown", "rows_read", "select_rows", "shortened",
            "tolerance", "verdict_and_reason"]

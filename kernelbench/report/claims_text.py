@@ -92,5 +92,5 @@ def build_report(results_dirs, *, paper: str | None = None) -> tuple[str, list[d
     lines = []
     for p in report_papers(paper):
         if p.claims:
-            lines += [f"## {p.name}: claims", "", *claims_table(judge_paper(p, df)), ""]
+            lines += [f"## {p.name}: claims", "", *claims_table(judge_paper(p, df, runs_are="local")), ""]
     return markdown + ("\n" + "\n".join(lines) if lines else ""), table

@@ -91,7 +91,7 @@ def method_labels(final: pd.DataFrame) -> dict:
         differ = sorted(k for k in set().union(*settings.values())
                         if len({json.dumps(s.get(k), sort_keys=True) for s in settings.values()}) > 1)
         for text, values in settings.items():
-            shown = ", ".join(f"{k}={values.get(k)}" for k in differ)
+            shown = ", ".join(f"{k}={value_text(values.get(k))}" for k in differ)
             labels[dataset, algorithm, text] = f"{algorithm} {shown}".strip()
     return labels
 
@@ -109,14 +109,30 @@ def final_table(final: pd.DataFrame, metric: str) -> pd.DataFrame:
     return table
 
 
-def mean_std_text(mean: float, std: float, n: int, *, digits: int = 4) -> str:
-    """"mean ± std (n)", both to the same decimals: `digits` significant ones of the larger;
-    "mean (1)" for one value, "—" for none."""
+def value_text(value) -> str:
+    """A parameter's value as a label shows it: a float to 4 significant digits (C=0.3162, not
+    0.31622776601683794), anything else as written."""
+    if not isinstance(value, float):
+        return str(value)
+    text = f"{value:.4g}"
+    return f"{value:.0f}" if "e+" in text and float(text) == value else text     # 10000, not 1e+04
+
+
+def decimals_for(values, *, digits: int = 4) -> int:
+    """Decimals that give the largest of `values` `digits` significant digits (NaN ignored): one
+    precision for a whole column."""
+    largest = max((abs(v) for v in values if v == v), default=0.0)
+    return digits if largest == 0 else min(10, max(0, digits - 1 - math.floor(math.log10(largest))))
+
+
+def mean_std_text(mean: float, std: float, n: int, *, digits: int = 4, decimals: int | None = None) -> str:
+    """"mean ± std (n)", both to the same decimals: `decimals` (a column's, decimals_for), else
+    `digits` significant ones of the larger; "mean (1)" for one value, "—" for none."""
     if n == 0 or mean != mean:
         return "—"
     spread = 0.0 if std != std else std
-    largest = max(abs(mean), spread)
-    decimals = digits if largest == 0 else min(10, max(0, digits - 1 - math.floor(math.log10(largest))))
+    if decimals is None:
+        decimals = decimals_for([mean, spread], digits=digits)
     if n == 1 or std != std:
         return f"{mean:.{decimals}f} ({n})"
     return f"{mean:.{decimals}f} ± {std:.{decimals}f} ({n})"
@@ -178,12 +194,14 @@ def build_comparison(runs, *, metric: str | None = None) -> Comparison:
         tables.append((title, table))
         lines += [f"| method | {shown} | training time (s) | final status |", "|---|---:|---:|---|"]
         stats = table.set_index(["algorithm", "params"])
+        value_decimals = decimals_for([*table["mean"], *table["std"]])           # one precision per column
+        seconds_decimals = decimals_for([*table["seconds_mean"], *table["seconds_std"]], digits=3)
         for (algorithm, params), rows in part.groupby(["algorithm", "params"]):
             value = seconds = "—"           # a method with no ok final row: its statuses say why
             if (algorithm, params) in stats.index:
                 s = stats.loc[(algorithm, params)]
-                value = mean_std_text(s["mean"], s["std"], s["n"])
-                seconds = mean_std_text(s["seconds_mean"], s["seconds_std"], s["n"], digits=3)
+                value = mean_std_text(s["mean"], s["std"], s["n"], decimals=value_decimals)
+                seconds = mean_std_text(s["seconds_mean"], s["seconds_std"], s["n"], decimals=seconds_decimals)
             lines.append(f"| {_cell(rows['method'].iloc[0])} | {value} | {seconds} | {_statuses(rows)} |")
         lines.append("")
         for method, rows in part.groupby("method"):

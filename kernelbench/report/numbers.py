@@ -282,14 +282,10 @@ def build_numbers(results_dirs, *, paper: str | None = None,
                       "replica": replica,
                       "status": number_status(e, ours, conflict)})
     lines = ["# kernelbench: our numbers next to the papers'", "", INTRO, ""]
-    for name in (p.name for p in papers if p.published):
+    for paper_entry in (p for p in papers if p.published):
+        name = paper_entry.name
         mine = [r for r in table if r["paper"] == name]
-        counts = {}
-        for r in mine:
-            key = verdict_and_reason(r)[0]
-            counts[key] = counts.get(key, 0) + 1
-        lines += [f"## {name}", "",
-                  f"{len(mine)} published numbers: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".", "",
+        lines += [f"## {name}", "", numbers_sentence(mine) + ".", "",
                   "| where | dataset | algorithm | params | resolved | metric | published | ours (n) | difference | status | runs | measured on |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in mine:
@@ -301,11 +297,20 @@ def build_numbers(results_dirs, *, paper: str | None = None,
             lines.append(f"| {r['where']} | {r['dataset']}{' (' + r['note'] + ')' if r['note'] else ''} | "
                          f"{r['algorithm']} | {params} | {r['resolved']} | {r['metric']} | {published} | {ours} | "
                          f"{diff} | {verdict_and_reason(r)[0]} | {', '.join(r['runs'])} | {'; '.join(r['machines'])} |")
-        lines.append("")
+        lines += ["", *([paper_entry.not_tabulated, ""] if paper_entry.not_tabulated else [])]
     for p in papers:
-        if p.not_tabulated:
+        if p.not_tabulated and not p.published:     # a paper with a table says it under its own heading
             lines += [f"## {p.name}", "", p.not_tabulated, ""]
     return "\n".join(lines), table
+
+
+def numbers_sentence(rows: list[dict]) -> str:
+    """"13 published numbers: 3 reproduced, 3 not run, ...": a paper's build_numbers rows by verdict."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        key = verdict_and_reason(r)[0]
+        counts[key] = counts.get(key, 0) + 1
+    return f"{len(rows)} published numbers: " + ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
 def number_status(entry: Published, ours, conflict) -> str:

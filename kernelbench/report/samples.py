@@ -58,8 +58,9 @@ class SetRuns:
     """One set of a claim: the rows of each compared method, and the samples the test reads."""
 
     def __init__(self, claim: Claim, dataset: str, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
-                 absent: dict | None = None):
+                 absent: dict | None = None, runs_are: str = "published"):
         self.claim, self.dataset, self.absent = claim, dataset, absent or {}
+        self.runs_are = runs_are        # "published" (REPRODUCTION.md) or "local" (a results folder's report)
         self.every, self.final, self.curves = every, final, curves
         self.runs: set[str] = set()
         self.curve_rows_read: set = set()       # the curve rows (index labels) read before the final ones
@@ -84,7 +85,7 @@ class SetRuns:
             if self.dataset in self.absent:
                 raise Untested(f"no data here: the publishing machine had no copy of {self.dataset} "
                                f"({self.absent[self.dataset]})")
-            raise Untested(f"no published run of {method} on {self.dataset}")
+            raise Untested(f"no {self.runs_are} run of {method} on {self.dataset}")
         return rows
 
     def sample(self, method: Selector, rows: pd.DataFrame, metric: str) -> Sample | NoModel:

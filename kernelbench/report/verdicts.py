@@ -386,19 +386,21 @@ def _decided(claim: Claim, sets: list) -> tuple[str, str]:
 
 
 def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = None,
-                curves: pd.DataFrame | None = None, absent: dict | None = None) -> ClaimVerdict:
+                curves: pd.DataFrame | None = None, absent: dict | None = None,
+                runs_are: str = "published") -> ClaimVerdict:
     """The claim's verdict from `every` row of the runs (collect_results; `final` and `curves`
     are derived from it when not given). `absent`: {dataset: how to get it} of the data the
-    publishing machine had no copy of, named where a set has no run."""
+    publishing machine had no copy of, named where a set has no run; `runs_are`: what the runs
+    are called where a set has none ("published", or "local" for a results folder's)."""
     if claim.needs:
         return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}", decision=f"needs {claim.needs}")
     if final is None or curves is None:
         final, curves = _final_and_curves(every)
     if claim.test.kind in ACROSS_SETS:
-        return _judge_across_sets(claim, every, final, curves, absent)
+        return _judge_across_sets(claim, every, final, curves, absent, runs_are)
     sets = []
     for dataset in claim.on:
-        case = SetRuns(claim, dataset, every, final, curves, absent)
+        case = SetRuns(claim, dataset, every, final, curves, absent, runs_are)
         try:
             outcome, text = _test_set(claim, case)
         except Untested as why:
@@ -447,14 +449,14 @@ def _correlation(claim: Claim, points: dict) -> tuple[str, str]:
 
 
 def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
-                       absent: dict | None) -> ClaimVerdict:
+                       absent: dict | None, runs_are: str) -> ClaimVerdict:
     """An extreme or correlation test: each set's sample of a's runs is one point; the sets without
     one are left out, and too few points leave the claim not testable here. Its verdict is the
     stand-in form when any point is a stand-in's: the test compares the sets with each other."""
     test = claim.test
     points, sets = {}, []
     for dataset in claim.on:
-        case = SetRuns(claim, dataset, every, final, curves, absent)
+        case = SetRuns(claim, dataset, every, final, curves, absent, runs_are)
         try:
             rows = case.final_rows(test.a)
             point = tuple(case.sample(test.a, rows, m) for m in (test.metric, test.against) if m is not None)
@@ -487,11 +489,12 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
                                                              else s for s in sets), runs, text)
 
 
-def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None) -> list[ClaimVerdict]:
-    """Every claim of the paper judged on `every` row of the runs (collect_results); `absent` as
-    judge_claim's."""
+def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None,
+                runs_are: str = "published") -> list[ClaimVerdict]:
+    """Every claim of the paper judged on `every` row of the runs (collect_results); `absent` and
+    `runs_are` as judge_claim's."""
     final, curves = _final_and_curves(every)
-    return [judge_claim(claim, every, final, curves, absent) for claim in paper.claims]
+    return [judge_claim(claim, every, final, curves, absent, runs_are) for claim in paper.claims]
 
 
 def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:

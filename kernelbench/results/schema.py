@@ -83,6 +83,8 @@ class RunRecord:
     summary: list | None = None               # run: each finished cell's outcome (paper: fold means)
     peak_memory_mb: float | None = None
     cells: list | None = None                 # grid: every searched cell's fold scores
+    grid: dict | None = None                  # grid: the values searched per parameter (both stages)
+    grid_from: str | None = None              # grid: "config" (grid:), else the search space it was built from
     best: dict | None = None                  # grid / tune: the chosen setting
     refit: list | None = None                 # grid / tune: the refit trials' outcome
     skipped: str | None = None                # grid: why the algorithm refuses the refit (no search)

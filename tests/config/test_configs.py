@@ -91,3 +91,19 @@ def test_tags_resolve_round_trip_and_take_overrides():
     assert config_from_dict(config_to_dict(cfg)).tags == cfg.tags
     plain = config_from_dict(BASE)
     assert plain.tags.as_dict() == {} and config_to_dict(plain)["tags"] == {}
+
+
+def test_a_config_comment_that_names_another_config_names_one_that_exists_and_runs_the_set_it_says():
+    """The digits86 miniatures of Dai et al.'s MNIST8M 8 vs 6 name the full-size config in their comment;
+    that config exists and selects the classes the comment gives (classes: [8, 6] on mnist8m)."""
+    named = {}
+    for path in CONFIGS:
+        comment = "".join(line for line in path.read_text().splitlines(keepends=True) if line.startswith("#"))
+        for other in re.findall(r"configs/([\w.]+\.yaml)", comment):
+            named.setdefault(other, []).append(path.stem)
+    assert "mnist8m_dsg_8vs6_dai2014.yaml" in named, named
+    assert {p.stem for p in CONFIGS if p.stem.startswith("digits86_")} <= set(named["mnist8m_dsg_8vs6_dai2014.yaml"])
+    for other in named:
+        assert (REPO / "configs" / other).is_file(), (other, named[other])
+    full = load_config(REPO / "configs" / "mnist8m_dsg_8vs6_dai2014.yaml")
+    assert full.dataset.name == "mnist8m" and list(full.dataset.classes) == [8, 6]

@@ -66,10 +66,10 @@ def test_unpinned_sets_have_null_sha_and_info_says_the_hash_is_recorded_not_veri
 
 @pytest.mark.skipif(not (MIRROR / "a9a.xz").is_file(), reason=f"staged benchmark mirror {MIRROR} is absent")
 def test_dataset_info_resolves_mirror_files():
-    info = dataset_info("a9a")
-    assert info["files"]["train"]["local"] == str(MIRROR / "a9a.xz")
-    assert info["files"]["test"]["local"] == str(MIRROR / "a9a.t.xz")
-    assert info["available"] and info["task"] == "binary" and info["d"] == 123
+    info = dataset_info("ijcnn1")          # a big set: never shipped, so read from the mirror
+    assert info["files"]["train"]["local"] == str(MIRROR / "ijcnn1.xz")
+    assert info["files"]["test"]["local"] == str(MIRROR / "ijcnn1.t.xz")
+    assert info["available"] and info["task"] == "binary" and info["d"] == 22
     assert info["cache_dir"] == str(data_dirs()["cache"])
     assert dataset_info("susy")["files"]["train"]["local"] is None
 
@@ -143,11 +143,11 @@ def test_cli_list_info_path_fetch(tmp_path):
 
     out = _invoke("fetch", "digits86")
     assert out.exit_code == 0 and "builtin" in out.output
-    if (MIRROR / "a9a.xz").is_file():
-        out = _invoke("fetch", "a9a")
+    if (MIRROR / "ijcnn1.xz").is_file():
+        out = _invoke("fetch", "ijcnn1")          # a big set: never shipped, so read from the mirror
         assert out.exit_code == 0, out.output
-        assert [line.split()[0] for line in out.output.splitlines()] == [str(MIRROR / "a9a.xz"),
-                                                                           str(MIRROR / "a9a.t.xz")]
+        assert [line.split()[0] for line in out.output.splitlines()] == [str(MIRROR / "ijcnn1.xz"),
+                                                                           str(MIRROR / "ijcnn1.t.xz")]
         assert all("verified: sha256 matches the one pinned" in line for line in out.output.splitlines())
 
 

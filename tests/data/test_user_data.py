@@ -12,6 +12,8 @@ from kernelbench.data import UserArrays, load_dataset
 from kernelbench.data.user import FileOptions, checked_arrays, infer_format
 from kernelbench.errors import DataError, MissingExtraError
 
+from conftest import REPO
+
 RNG = np.random.default_rng(3)
 FEATURES = np.round(RNG.normal(size=(40, 3)), 4)
 LABELS = np.where(FEATURES[:, 0] + 0.5 * FEATURES[:, 2] > 0, 1.0, -1.0)
@@ -141,8 +143,10 @@ def test_arrays_load_as_a_dataset_with_their_test_part():
 def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
     (tmp_path / "t.parquet").write_bytes(b"PAR1")
     monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)     # import pyarrow fails
-    with pytest.raises(MissingExtraError, match=r"pip install 'kernelbench\[parquet\]'"):
+    monkeypatch.chdir(tmp_path)             # outside the source checkout the tests import kernelbench from
+    with pytest.raises(MissingExtraError) as err:
         _load(tmp_path / "t.parquet")
+    assert f"pip install -e '{REPO}[parquet]'" in str(err.value)
 
 
 def test_svmlight_train_and_test_files_share_one_index_base(tmp_path):
@@ -158,3 +162,28 @@ def test_svmlight_train_and_test_files_share_one_index_base(tmp_path):
                                   X_tr.toarray())
     np.testing.assert_array_equal(np.asarray(ds.X_test.todense() if sp.issparse(ds.X_test) else ds.X_test),
                                   X_te.toarray())
+
+
+def test_an_npz_with_class_names_as_labels_reads_them_as_scikit_learn_encodes_them(tmp_path):
+    from sklearn.preprocessing import LabelEncoder
+
+    names = np.array(["setosa", "virginica", "versicolor"])[np.arange(40) % 3]
+    np.savez(tmp_path / "tr.npz", X=FEATURES, y=names)
+    np.savez(tmp_path / "te.npz", X=FEATURES[:5], y=names[1:6])
+    ds = _load(tmp_path / "tr.npz", test_path=tmp_path / "te.npz")
+    encoder = LabelEncoder().fit(names)
+    assert np.array_equal(ds.y_train, encoder.transform(names)) and np.array_equal(ds.y_test, encoder.transform(names[1:6]))
+    assert ds.provenance["files"][0]["label_classes"] == {name: i for i, name in enumerate(encoder.classes_)}
+
+
+def test_a_parquet_label_column_of_class_names_reads_as_scikit_learn_encodes_it(tmp_path):
+    from sklearn.preprocessing import LabelEncoder
+
+    names = np.array(["no", "yes"])[(FEATURES[:, 0] > 0).astype(int)]
+    pd.DataFrame({"a": FEATURES[:, 0], "answer": names, "b": FEATURES[:, 1]}).to_parquet(tmp_path / "t.parquet")
+    ds = _load(tmp_path / "t.parquet", label="answer")
+    assert np.array_equal(ds.y_train, LabelEncoder().fit_transform(names))
+    assert ds.provenance["files"][0]["label_classes"] == {"no": 0, "yes": 1}
+    pd.DataFrame({"a": FEATURES[:, 0], "answer": names, "b": names}).to_parquet(tmp_path / "f.parquet")
+    with pytest.raises(DataError, match="column 2 \\('b'\\).*not a number"):        # a feature of names is not a label
+        _load(tmp_path / "f.parquet", label="answer")

@@ -4,6 +4,7 @@ with the same seeds (timing columns and run ids aside)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -205,7 +206,8 @@ def test_then_searches_the_second_stage_with_the_first_stage_best_fixed(tmp_path
     for row in meta["cells"]:         # run.json's table: the same fold means
         values = {"batch_size": 16, **row["params"]}
         assert row["mean_test_error"] == pytest.approx(means[tuple(values[k] for k in ("C", "gamma", "batch_size"))])
-    assert "then: {" in proc.stdout and "best: {" in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("then:") for line in lines) and any(line.startswith("best: C=") for line in lines)
 
 
 def test_a_run_killed_in_the_second_stage_resumes_to_the_same_result(tmp_path, env):
@@ -265,3 +267,29 @@ def test_an_algorithm_that_refuses_the_refit_is_skipped_without_a_search(tmp_pat
     assert meta["status"] == "finished" and meta["best"] is None and meta["cells"] == []
     assert [r["status"] for r in meta["refit"]] == ["skipped", "skipped"]
     assert "max_points" in meta["skipped"] and "no search" in proc.stdout
+
+
+def test_a_best_cell_on_the_edge_of_the_grid_is_flagged_with_the_way_to_extend_it(tmp_path, env):
+    """fourclass_scale (2-D, a curved boundary, shipped) with a fixed gamma: an exact SVM's error falls as C
+    grows from 0.01 (nearly a constant classifier) to 1, so the best cell is the largest C tried."""
+    config = tmp_path / "edge.yaml"
+    config.write_text("dataset: {name: fourclass_scale}\nalgorithm: {name: libsvm, params: {gamma: 10.0}}\n"
+                      "grid: {C: [0.01, 0.1, 1.0]}\n")
+    proc = kb("grid", config, "--cv", 3, "--out", tmp_path / "out", "-q", env=dict(env, KERNELBENCH_MIRROR=""))
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "3 cells, each scored by 3-fold cross-validation on the training part", lines
+    assert lines[1].split() == ["C", "validation", "error:", "mean", "±", "std", "(folds)"]
+    assert [line.split()[0] for line in lines[2:5]] == ["0.01", "0.1", "1"]
+    assert all(re.fullmatch(r"\S+ +0\.\d{4} ± 0\.\d{4} \(3\)", line) for line in lines[2:5]), lines
+    assert lines[5].startswith("best: C=1: validation error 0.")
+    assert lines[6] == ("warning: the best cell lies on the edge of the grid: C=1 is the largest value tried; "
+                        "extend the values of C above it and search again")
+
+
+def test_the_edge_check_looks_at_each_numeric_axis_of_three_values_or_more():
+    from kernelbench.cli.summaries import edge_warnings
+
+    axes = {"C": [0.1, 1.0, 10.0], "gamma": [0.5, 1.0], "loss": ["hinge", "logistic", "squared"]}
+    assert edge_warnings(axes, {"C": 1.0, "gamma": 1.0, "loss": "squared"}) == []
+    (warning,) = edge_warnings(axes, {"C": 0.1, "gamma": 1.0, "loss": "hinge"})
+    assert "C=0.1 is the smallest value tried" in warning and "below it" in warning
