@@ -219,7 +219,7 @@ def test_stand_in_sets_give_the_stand_in_verdicts_and_are_named():
     assert failing.verdict == "does not hold on stand-in data"
     # with one of the paper's own sets tested, it decides; the stand-in is reported beside
     both = judge_claim(claim(order(), on=("a9a", "covtype_subset20k"), stand_in={"covtype_subset20k": why}), runs)
-    assert both.verdict == "holds" and "the stand-in covtype_subset20k agree" in both.measurement
+    assert both.verdict == "holds" and "the stand-in covtype_subset20k agrees" in both.measurement
 
 
 def test_a_set_run_on_a_synthetic_replica_is_stand_in_data_even_unnamed():
@@ -412,7 +412,7 @@ def test_the_papers_own_set_decides_and_a_stand_in_is_reported_beside():
     # fails on the paper's a9a: no "on stand-in data" form, whatever the stand-in says
     assert verdict.verdict == "does not hold"
     assert "does not hold on the paper's sets" in verdict.decision
-    assert "the stand-in w8a disagree (holds on 1)" in verdict.decision
+    assert "the stand-in w8a disagrees (holds on 1)" in verdict.decision
     assert [s.stand_in for s in verdict.sets] == ["", why]
 
 

@@ -376,8 +376,9 @@ def _decided(claim: Claim, sets: list) -> tuple[str, str]:
                  f"{len(tested)} of {len(claim.on)} sets tested")
         if stand:
             beside = _decide(claim, stand)
+            agree = ("agree" if beside == verdict else "disagree") + ("" if len(stand) > 1 else "s")
             words += (f"; the stand-in{'s' if len(stand) > 1 else ''} {', '.join(s.dataset for s in stand)} "
-                      f"{'agree' if beside == verdict else 'disagree'} ({_counted(stand)})")
+                      f"{agree} ({_counted(stand)})")
         return verdict, words
     verdict = _decide(claim, stand)
     named = "; ".join(f"{s.dataset} ({s.stand_in})" for s in stand)
