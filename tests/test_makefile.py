@@ -17,7 +17,9 @@ def planned(target: str, venv, *, installed: bool) -> list[str]:
     """The commands `make TARGET` would run with the virtual environment `venv`; `installed`: its
     install is done (its stamp taken as up to date)."""
     old = ["-o", f"{venv}/.installed"] if installed else []
-    proc = subprocess.run(["make", "-n", f"VENV={venv}", *old, target], cwd=REPO, capture_output=True, text=True)
+    # --no-print-directory: run under `make test`, a nested make would print "Entering directory" lines
+    proc = subprocess.run(["make", "-n", "--no-print-directory", f"VENV={venv}", *old, target], cwd=REPO,
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
 
