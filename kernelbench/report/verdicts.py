@@ -48,7 +48,6 @@ FLOOR_POINTS = 0.5
 # A rival without a model at a claim's time is behind only when its first model comes later than
 # this factor times that time: "well past" it; sooner, a model a moment later is a tie in time
 LATE_FACTOR = 2.0
-MEASUREMENT_CHARS = 300     # a verdict's short measurement (`decisive`); the whole one is `measurement`
 
 
 @dataclass(frozen=True)
@@ -74,15 +73,6 @@ class ClaimVerdict:
         """"k of n" sets tested."""
         tested = sum(s.outcome in TESTED for s in self.sets)
         return f"{tested} of {len(self.claim.on)}"
-
-    @property
-    def decisive(self) -> str:
-        """The measurement in a few hundred characters: one tested set's numbers, or the decision."""
-        tested = [s for s in self.sets if s.outcome in TESTED]
-        text = (f"{tested[0].dataset}: {tested[0].text}" if len(tested) == 1 else self.decision) or self.measurement
-        if len(text) <= MEASUREMENT_CHARS:
-            return text
-        return text[:MEASUREMENT_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 def _relation(x: float, y: float) -> str:
