@@ -389,6 +389,21 @@ def test_an_ordering_inside_the_trials_spread_is_within_noise_and_counted_apart(
     assert judge_claim(claim(order()), runs([0.05, 0.06, 0.04])).verdict == "does not hold"
 
 
+def test_an_asynchronous_solver_is_exact_only_at_one_thread():
+    # AsyGCD draws nothing at random, but at 2 threads its lock-free updates make every run differ:
+    # one trial there has an unknown spread, while at 1 thread it is exact and decides
+    asynchronous = ("threads=1: identical results for the same data (the method has no randomness); "
+                    "threads>1: asynchronous, results differ from run to run")
+
+    def runs(threads):
+        return frame(cells("a9a", "cdsg", [0.10, 0.12, 0.11], determinism=SEEDED),
+                     cells("a9a", "dsg", [0.40], params={"threads": threads}, determinism=asynchronous),
+                     cells("a9a", "udsg", [0.20]))
+    assert judge_claim(claim(order()), runs(1)).verdict == "holds"
+    two = judge_claim(claim(order()), runs(2))
+    assert two.verdict == "within noise" and "dsg ran one trial: the spread is unknown" in two.measurement
+
+
 def test_most_fails_only_when_the_sets_within_noise_could_not_make_a_majority():
     def sets(*outcomes):        # per set: cdsg ahead, behind, or inside the noise of dsg
         error = {"ahead": [0.10, 0.11], "behind": [0.30, 0.31], "noise": [0.15, 0.25]}

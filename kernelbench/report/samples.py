@@ -8,6 +8,8 @@ then (NoModel, saying when its first model came).
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -46,12 +48,35 @@ def column(metric: str) -> str:
 
 
 def seed_free(rows: pd.DataFrame) -> bool:
-    """Whether every run of `rows` says its results do not depend on the seed (run.json's
-    determinism, e.g. an exact solver's "identical results for the same data")."""
-    if "determinism" not in rows:
+    """Whether every row of `rows` comes from a run whose results do not depend on the seed (run.json's
+    determinism says "identical results for the same data / thread count", with no seed in it). A text
+    with a clause per thread count ("threads=1: …; threads>1: …", an asynchronous solver's) is read at
+    each row's own thread count: asynchronous updates make runs differ even where the method draws
+    nothing at random."""
+    if "determinism" not in rows or not len(rows):
         return False
-    texts = set(rows["determinism"].fillna("").astype(str))
-    return bool(texts) and all(t and "seed" not in t for t in texts)
+    for text, params in zip(rows["determinism"].fillna("").astype(str), rows["params"]):
+        clause = _clause_for_threads(text, _threads(params))
+        if "identical results" not in clause or "seed" in clause:
+            return False
+    return True
+
+
+def _threads(params) -> int:
+    try:
+        threads = json.loads(params).get("threads") if isinstance(params, str) and params else None
+    except ValueError:
+        return 1
+    return int(threads) if isinstance(threads, (int, float)) else 1
+
+
+def _clause_for_threads(text: str, threads: int) -> str:
+    """The part of a determinism text that speaks of `threads` threads (all of it when it has no
+    "threads=1: …; threads>1: …" clauses)."""
+    parts = re.match(r"threads=1: (.*?); threads>1: (.*)", text)
+    if not parts:
+        return text
+    return parts.group(1) if threads <= 1 else parts.group(2)
 
 
 class SetRuns:
