@@ -444,6 +444,20 @@ def test_a_rival_whose_first_model_comes_a_moment_later_ties_in_time():
     assert "its first came at 6 s, within 2× of it: a tie in time" in tie.measurement
 
 
+def test_an_untrained_starting_point_is_no_model_and_the_first_trained_one_counts():
+    # dsg evaluates its starting point (iteration 0, at 0.1 s) and then only at 100 s or at 6 s: at 5 s
+    # it has no model, and its first is the one after the start
+    def runs(first):
+        late = cells("a9a", "dsg", [0.1], curve=[(0.1, 0.5)])
+        late["iteration"] = [0, 10]
+        late.loc[late["final"] == 1, "train_seconds"] = first
+        return frame(cells("a9a", "cdsg", [0.3], curve=[(1.0, 0.5), (4.0, 0.2)]), late,
+                     cells("a9a", "udsg", [0.1], curve=[(1.0, 0.6), (5.0, 0.4)]))
+    held = judge_claim(claim(order(at="seconds:5")), runs(100.0))
+    assert held.verdict == "holds" and "dsg has no model by 5 s (its first at 100 s)" in held.measurement
+    assert judge_claim(claim(order(at="seconds:5")), runs(6.0)).verdict == "within noise"
+
+
 def test_a_claim_about_large_data_leaves_smaller_runs_untested():
     runs = frame(cells("a9a", "cdsg", [0.1], n_train=20_000), cells("a9a", "dsg", [0.2], n_train=20_000),
                  cells("a9a", "udsg", [0.2], n_train=20_000))

@@ -3,8 +3,8 @@ per finished trial (kernelbench.report.noise decides differences between samples
 
 A method's rows are the runs tagged with the claim's paper (and figure), that dataset and that
 algorithm (and params), status ok, final rows; with `at: seconds:…`, each trial's last evaluation
-within that many training seconds, and a method whose first evaluation comes later has no model by
-then (NoModel, saying when its first model came).
+within that many training seconds, and a method whose first evaluation after its untrained starting
+point comes later has no model by then (NoModel, saying when its first model came).
 """
 from __future__ import annotations
 
@@ -124,10 +124,11 @@ class SetRuns:
             raise Untested(f"{method} on {self.dataset}: {conflict}")
         if self.at != "final":
             limit = self.seconds_limit(self.at.partition(':')[2])
-            picks = self.picks(method, rows, metric)
+            picks = [p for p in self.picks(method, rows, metric) if not self.untrained(p)]
             if not picks and (rows["train_seconds"].astype(float) > limit).all():
-                # every trial trained past the limit before its first evaluation: at that time the
-                # method has no model yet (an exact solver's one evaluation comes at its end)
+                # every trial trained past the limit before its first evaluation of a trained model
+                # (its starting point, iteration 0, is none): at that time the method has no model
+                # yet (an exact solver's one evaluation comes at its end)
                 self.runs.update(rows["run_id"])
                 return NoModel(limit, self.first_model(method, rows))
             if not picks:
@@ -152,10 +153,17 @@ class SetRuns:
                 chosen = chosen[chosen[key].astype(str).isin(set(rows[key].astype(str)))]
         return chosen
 
+    def untrained(self, label) -> bool:
+        """Whether the curve row `label` evaluates the starting point (iteration 0), before any
+        training: not a model of the method."""
+        return "iteration" in self.curves and self.curves.at[label, "iteration"] == 0
+
     def first_model(self, method: Selector, rows: pd.DataFrame) -> float:
-        """When the method's first model came: per trial its first evaluation's training seconds
-        (its final row's, for a run that evaluates once), the mean over trials."""
+        """When the method's first model came: per trial its first evaluation after the starting
+        point (its final row's, for a run that evaluates once), the mean over trials."""
         curves = self.trial_curves(method, rows)
+        if len(curves) and "iteration" in curves:
+            curves = curves[curves["iteration"] != 0]
         frame = curves if len(curves) else rows
         firsts = frame.groupby(["run_id", "trial"])["train_seconds"].min().astype(float)
         return float(firsts.mean())
