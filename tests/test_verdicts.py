@@ -3,8 +3,10 @@ construction (the means are chosen, so every test kind's outcome is decided befo
 import json
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from kernelbench.papers import Claim, ClaimTest, Selector
 from kernelbench.report import CLAIM_VERDICTS, judge_claim
@@ -112,6 +114,29 @@ def test_growth_is_the_log_log_slope_over_training_sizes():
     assert judge_claim(claim(test), quadratic).verdict == "does not hold"
     one_size = frame(cells("a9a", "tsgs3vm", [1.0], metric="train_seconds"))
     assert judge_claim(claim(test), one_size).verdict == "not testable here"
+
+
+def test_a_growth_bound_is_a_one_sided_t_test_of_the_least_squares_slope():
+    # three trials a size, spread ±10 %: the slope (about 1.1) is below 3 and above 0.5 beyond the
+    # noise, and one standard error from a bound is too close to tell
+    sizes, spread = (1000, 2000, 4000, 8000), (0.9, 1.0, 1.1)
+    runs = frame(*(cells("a9a", "tsgs3vm", [(n / 100) ** 1.1 * f * (1 + 0.05 * (i % 2)) for i, f in enumerate(spread)],
+                         metric="train_seconds", n_train=n, determinism=SEEDED) for n in sizes))
+
+    def verdict(bound):
+        return judge_claim(claim(ClaimTest("growth", "train_seconds", Selector("tsgs3vm"), at_most=bound)), runs)
+    x = np.log(np.repeat(sizes, 3))
+    y = np.log(runs.loc[runs["final"] == 1, "train_seconds"].to_numpy(float))
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    stderr = np.sqrt(residual @ residual / (len(x) - 2) / np.sum((x - x.mean()) ** 2))
+    assert stats.t.cdf((slope - 3.0) / stderr, len(x) - 2) < 0.05 and verdict(3.0).verdict == "holds"
+    assert stats.t.sf((slope - 0.5) / stderr, len(x) - 2) < 0.05 and verdict(0.5).verdict == "does not hold"
+    close = verdict(slope + stderr)
+    assert close.verdict == "within noise" and f"slope {slope:.2f}" in close.measurement
+    two = frame(*(cells("a9a", "tsgs3vm", [n / 100], metric="train_seconds", n_train=n) for n in (1000, 2000)))
+    assert judge_claim(claim(ClaimTest("growth", "train_seconds", Selector("tsgs3vm"), at_most=3.0)),
+                       two).verdict == "within noise"
 
 
 def test_per_n_train_must_hold_at_every_size():

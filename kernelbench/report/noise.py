@@ -5,7 +5,8 @@ rejects "no such difference" at ALPHA (5 %); when neither direction does, the ou
 noise", its own verdict, counted apart from holds and fails. A side with no spread across trials
 by construction (a number the paper states; the error of a method whose results do not depend on
 the seed) is exact: its variance is 0 and one trial of it suffices. A side of one trial that is not
-exact has an unknown spread, and no difference against it counts. Timings are never exact.
+exact has an unknown spread, and no difference against it counts. Timings are never exact. A bound
+on a growth (a log-log slope against the training size) is tested by the same rule, on the slope.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ ALPHA = 0.05
 ABOVE, BELOW, EQUAL, WITHIN = "above", "below", "equal", "within noise"
 RULE = (f"a difference counts when a one-sided Welch t-test over the trials rejects its absence at "
         f"{ALPHA:.0%}; otherwise it is within noise (a method of one trial has no spread to test, unless its "
-        "result does not depend on the seed)")
+        "result does not depend on the seed); a bound on a growth, the same way, by a one-sided t-test of the "
+        "least-squares log-log slope over every trial's value")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,28 @@ def compare(x: Sample, y: Sample, shift: float = 0.0, *, names: tuple[str, str] 
     if p_below < ALPHA:
         return Difference(BELOW, p_below)
     return Difference(WITHIN, min(p_above, p_below))
+
+
+def slope_against(samples: dict[int, Sample], bound: float) -> tuple[float, Difference]:
+    """(the log-log slope of the samples' values against their sizes, whether it lies above `bound`,
+    below it, or within the noise): the same rule for a growth, a one-sided t-test of the least-squares
+    slope fitted to every trial's value (its standard error from the residuals, N − 2 degrees of
+    freedom). Two points leave the spread unknown."""
+    x = [math.log(n) for n, s in samples.items() for _ in s.values]
+    y = [math.log(v) for s in samples.values() for v in s.values]
+    fit = stats.linregress(x, y)
+    slope, d = float(fit.slope), float(fit.slope) - bound
+    if len(x) < 3:
+        return slope, Difference(WITHIN, None, "two points: the slope's spread is unknown")
+    if fit.stderr == 0:
+        return slope, Difference(ABOVE if d > 0 else BELOW if d < 0 else EQUAL)
+    t, df = d / float(fit.stderr), len(x) - 2
+    p_above, p_below = float(stats.t.sf(t, df)), float(stats.t.cdf(t, df))
+    if p_above < ALPHA:
+        return slope, Difference(ABOVE, p_above)
+    if p_below < ALPHA:
+        return slope, Difference(BELOW, p_below)
+    return slope, Difference(WITHIN, min(p_above, p_below))
 
 
 def within_margin(x: Sample, y: Sample, margin: float, *, names: tuple[str, str] = ("x", "y")) -> Difference:

@@ -22,12 +22,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 
 from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
-from .noise import ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, within_margin
+from .noise import ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, slope_against, within_margin
 from .numbers import (
     STAND_IN,
     _final_and_curves,
@@ -253,14 +252,14 @@ def _growth(claim: Claim, case: SetRuns, rows_by_method: dict, metric: str) -> t
     saturated = case.saturated(rows_by_method, FLOOR_POINTS)
     if saturated:
         return NOT_COMPARABLE, next(iter(saturated.values()))
-    means = [case.mean(method, rows[rows["n_train"] == n], metric) for n in sizes]
-    if min(means) <= 0:
+    samples = {n: case.sample(method, rows[rows["n_train"] == n], metric) for n in sizes}
+    if any(isinstance(s, NoModel) or min(s.values) <= 0 for s in samples.values()):
         raise Untested(f"{metric} of {method} on {case.dataset} is not positive: no log-log slope")
-    slope = float(np.polyfit(np.log(sizes), np.log(means), 1)[0])
-    ok = slope <= test.at_most
-    return (HOLDS if ok else FAILS), (f"{metric} of {method} grows with slope {slope:.2f} "
-                                      f"{'≤' if ok else '>'} {test.at_most:g} over n_train {sizes[0]}–{sizes[-1]} "
-                                      f"({len(sizes)} sizes)")
+    slope, d = slope_against(samples, test.at_most)
+    outcome = {BELOW: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+    return outcome, (f"{metric} of {method} grows with slope {slope:.2f} {'≤' if slope <= test.at_most else '>'} "
+                     f"{test.at_most:g} over n_train {sizes[0]}–{sizes[-1]} ({len(sizes)} sizes)"
+                     f"{_noise_words(d, outcome)}")
 
 
 def _below_scale(claim: Claim, case: SetRuns, rows_by_method: dict) -> None:
