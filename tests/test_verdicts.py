@@ -429,6 +429,13 @@ def test_an_asynchronous_solver_is_exact_only_at_one_thread():
     assert two.verdict == "within noise" and "dsg ran one trial: the spread is unknown" in two.measurement
 
 
+def test_the_comparison_that_decides_a_set_is_shown_first():
+    # cdsg is ahead of dsg but behind udsg: the row's start names udsg
+    runs = frame(cells("a9a", "cdsg", [0.20]), cells("a9a", "dsg", [0.30]), cells("a9a", "udsg", [0.10]))
+    failed = judge_claim(claim(order()), runs)
+    assert failed.verdict == "does not hold" and "cdsg 20 > udsg 10, < dsg 30" in failed.measurement
+
+
 def test_most_fails_only_when_the_sets_within_noise_could_not_make_a_majority():
     def sets(*outcomes):        # per set: cdsg ahead, behind, or inside the noise of dsg
         error = {"ahead": [0.10, 0.11], "behind": [0.30, 0.31], "noise": [0.15, 0.25]}

@@ -197,8 +197,10 @@ def _compare(claim: Claim, samples: dict, saturated: dict | None = None) -> tupl
     a = test.a
     blind = [b for b in test.b if a in saturated and b in saturated]
     pairs = {b: _pair(claim, samples[a], samples[b], b) for b in test.b}
+    # the comparisons that decide come first: a failing one, then one within noise (a row shows the start)
+    shown = sorted(pairs.values(), key=lambda pair: {FAILS: 0, NOISE: 1}.get(pair[0], 2))
     text = f"{a} {_shown(samples[a])}" + ("; " if test.kind != "order" else " ") + ", ".join(
-        words for _, words in pairs.values())
+        words for _, words in shown)
     outcomes = [outcome for b, (outcome, _) in pairs.items() if b not in blind]
     if FAILS not in outcomes and NOISE not in outcomes and blind:   # holding or not, a saturated pair is no evidence
         return NOT_COMPARABLE, text + "; " + "; ".join(saturated[m] for m in (a, *blind))
