@@ -6,7 +6,8 @@ noise", its own verdict, counted apart from holds and fails. A side with no spre
 by construction (a number the paper states; the error of a method whose results do not depend on
 the seed) is exact: its variance is 0 and one trial of it suffices. A side of one trial that is not
 exact has an unknown spread, and no difference against it counts. Timings are never exact. A bound
-on a growth (a log-log slope against the training size) is tested by the same rule, on the slope.
+on a growth (a log-log slope against the training size) is tested by the same rule, on the slope; a
+bound on a rank correlation across sets by a bootstrap of the trials behind each set's means.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ ABOVE, BELOW, EQUAL, WITHIN = "above", "below", "equal", "within noise"
 RULE = (f"a difference counts when a one-sided Welch t-test over the trials rejects its absence at "
         f"{ALPHA:.0%}; otherwise it is within noise (a method of one trial has no spread to test, unless its "
         "result does not depend on the seed); a bound on a growth, the same way, by a one-sided t-test of the "
-        "least-squares log-log slope over every trial's value")
+        "least-squares log-log slope over every trial's value; a bound on a rank correlation by a bootstrap of "
+        f"the trials (it holds when {1 - ALPHA:.0%} of the resampled ρ lie at or above it)")
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,29 @@ def slope_against(samples: dict[int, Sample], bound: float) -> tuple[float, Diff
     if p_below < ALPHA:
         return slope, Difference(BELOW, p_below)
     return slope, Difference(WITHIN, min(p_above, p_below))
+
+
+def correlation_against(points: list[tuple[Sample, Sample]], bound: float, resamples: int = 2000
+                        ) -> tuple[float, Difference]:
+    """(Spearman's ρ of the points' means, whether it lies above `bound`, below it, or within the
+    noise): the trials' noise carried to ρ by a bootstrap, each sample's trials drawn again with
+    replacement `resamples` times (a fixed seed, so the report is a function of the runs); ρ lies
+    above the bound when the ALPHA quantile of the resampled ρ does, below when the 1 − ALPHA one does."""
+    def rho(pairs) -> float:
+        return round(float(stats.spearmanr(*zip(*pairs)).statistic), 12)     # exact ranks, float Pearson
+    observed = rho([(x.mean, y.mean) for x, y in points])
+    if any(s.n < 2 and not s.exact for point in points for s in point):
+        return observed, Difference(WITHIN, None, "a set ran one trial: the spread is unknown")
+    rng = np.random.default_rng(0)
+    drawn = [rho([tuple(float(np.mean(rng.choice(s.values, s.n))) for s in point) for point in points])
+             for _ in range(resamples)]
+    low, high = np.nanquantile(drawn, [ALPHA, 1 - ALPHA])
+    if low >= bound:
+        return observed, Difference(ABOVE)
+    if high < bound:
+        return observed, Difference(BELOW)
+    return observed, Difference(WITHIN, None, f"{1 - 2 * ALPHA:.0%} of the resampled ρ within "
+                                              f"{low:.2f}–{high:.2f}")
 
 
 def within_margin(x: Sample, y: Sample, margin: float, *, names: tuple[str, str] = ("x", "y")) -> Difference:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
-from .noise import ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, slope_against, within_margin
+from .noise import ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, correlation_against, slope_against, within_margin
 from .numbers import (
     STAND_IN,
     _final_and_curves,
@@ -429,15 +429,14 @@ def _extreme(claim: Claim, points: dict) -> tuple[str, str]:
 
 def _correlation(claim: Claim, points: dict) -> tuple[str, str]:
     """(outcome, words) of a correlation test: Spearman's ρ of the sets' means."""
-    from scipy.stats import spearmanr
-
     test = claim.test
     means = [tuple(s.mean for s in p) for p in points.values()]
-    rho = round(float(spearmanr(*zip(*means)).statistic), 12)     # exact ranks, float Pearson
-    ok = rho >= test.value
-    shown = "; ".join(f"{d} {', '.join(number(x) for x in m)}" for d, m in zip(points, means))
-    return (HOLDS if ok else FAILS), (f"({test.metric}, {test.against}) of {test.a} per set: {shown}; Spearman's ρ "
-                                      f"{rho:.2f} {'≥' if ok else '<'} {test.value:g} over {len(points)} sets")
+    rho, d = correlation_against(list(points.values()), test.value)
+    outcome = {ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+    shown = "; ".join(f"{name} {', '.join(number(x) for x in m)}" for name, m in zip(points, means))
+    return outcome, (f"({test.metric}, {test.against}) of {test.a} per set: {shown}; Spearman's ρ "
+                     f"{rho:.2f} {'≥' if rho >= test.value else '<'} {test.value:g} over {len(points)} sets"
+                     f"{_noise_words(d, outcome)}")
 
 
 def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, curves: pd.DataFrame,
