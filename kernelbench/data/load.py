@@ -1,5 +1,6 @@
-"""Datasets as arrays: registry files and user files (parsed and cached by parse.py), the builtin
-digits and synthetic data, each with its test part (official, or a split: parts.py).
+"""Datasets as arrays: registry files and user files (each parsed by its format's parser, formats.py,
+and cached by parse.py), the builtin digits and synthetic data, each with its test part (official,
+or a split: parts.py).
 
 Dataset.provenance records, for run.json, what each file was: its path, the sha256 of its
 decompressed content, rows, the repairs the parser made (counted per kind; `strict` refuses them)
@@ -20,15 +21,13 @@ from kernelbench._vocab import DTYPES, SYNTHETIC
 from kernelbench.errors import DataError
 
 from .fetch import fetch_file
+from .formats import read_file, registry_reading
 from .local import check_sha256, compression_of, data_dirs, stamped_sha256, verify_file
-from .parse import parse_cached
 from .parts import check_labels, classes_task, concat_features, keep_classes, split_fraction
-from .qm7 import Qm7Options, parse_qm7
 from .registry import DatasetSpec, FileSpec, get_spec
-from .delimited import CsvOptions, parse_csv
-from .svmlight import DENSE_MAX_FEATURES, SvmlightOptions, parse_svmlight
 from .synthetic import SIDECAR_SUFFIX, SyntheticSpec, make
-from .user import DENSE_FORMATS, FileOptions, checked_arrays, class_names_note, infer_format, read_user_files
+from .tables import checked_arrays
+from .user import DENSE_FORMATS, FileOptions, UserPart, class_names_note, read_user_files
 
 MAX_INFERRED_CLASSES = 20     # user files: <= this many integer labels -> multiclass, else regression
 
@@ -113,33 +112,16 @@ def _load_registry_file(ds: DatasetSpec, fspec: FileSpec, *, progress: bool, dty
         # hashed before that entry may stand for it
         sha = verify_file(path, fspec, progress=progress).sha256 if _cached_elsewhere(fspec) else fspec.sha256
     hashed = []
-    if ds.format == "svmlight":
-        dense = ds.d <= DENSE_MAX_FEATURES
-        options = {"format": "svmlight", "n_features": ds.d, "zero_based": False, "dense": dense,
-                   "member": member, "dtype": dtype}
-        parse_options = SvmlightOptions(n_features=ds.d, base=1, dense=dense, dtype=dtype,
-                                        expected_rows=fspec.n)
-        parse_file = parse_svmlight
-    elif ds.format == "qm7":
-        options = {"format": "qm7", "member": member, "dtype": dtype}
-        parse_options = Qm7Options(dtype=dtype, expected_rows=fspec.n)
-        parse_file = parse_qm7
-    else:
-        options = {"format": "csv", "member": member, "dtype": dtype, **ds.csv}
-        parse_options = CsvOptions(label_column=ds.csv["label_column"], header_rows=ds.csv["header_rows"],
-                                   delimiter=ds.csv["delimiter"], dtype=dtype, expected_rows=fspec.n)
-        parse_file = parse_csv
 
-    def parse(folder, show):
-        report = parse_file(path, folder, parse_options, member=member, progress=show)
+    def check(report):
         check_sha256(path, fspec, report.sha256)      # a mismatch: nothing is cached
         hashed.append(report.sha256)
-        return report
 
     # only a pinned hash keys the parsed arrays by content: a recorded one is not known before the
     # first parse, and a second key would parse the file again
-    X, y, meta = parse_cached(path, key=_file_key(path, sha if fspec.sha256 else None, fspec.name), parse=parse,
-                              options=options, progress=progress)
+    X, y, meta = read_file(path, registry_reading(ds, fspec, member, dtype),
+                           key=_file_key(path, sha if fspec.sha256 else None, fspec.name), progress=progress,
+                           check=check)
     if sha is None and not hashed:       # parsed before its hash was recorded, and not stamped since
         verify_file(path, fspec, progress=progress)
     if X.shape[1] != ds.d:
@@ -182,17 +164,17 @@ class UserArrays:
     y_test: object = None
 
 
-def _file_with_record(path, role: str, read, strict: bool):
+def _file_with_record(part: UserPart, role: str, strict: bool):
     """(path, X, y, note, provenance record) of one user file as read_user_files read it."""
-    X, y, note, meta = read
-    record = _file_record(Path(path).expanduser(), role, meta, strict)
+    note, meta = part.note, part.meta
+    record = _file_record(part.file.path, role, meta, strict)
     if meta.get("columns") is not None:
         record["feature_columns"] = meta["columns"]
     classes = meta.get("parse", {}).get("classes")
     if classes:             # the numbers the class names became, in training and test alike
         record["label_classes"] = {name: i for i, name in enumerate(classes)}
         note += f"; {class_names_note(classes)}"
-    return Path(path).expanduser(), X, y, note, record
+    return part.file.path, part.X, part.y, note, record
 
 
 def infer_task(y: np.ndarray) -> str:
@@ -335,15 +317,14 @@ def _registry_parts(name, *, test, task, dtype, strict, progress) -> _Loaded:
 
 def _user_parts(path, *, test_path, options: FileOptions, task, dtype, strict, progress) -> _Loaded:
     train, test = read_user_files(path, test_path, options, dtype=dtype, progress=progress)
-    p, X_tr, y_tr, fmt_note, record = _file_with_record(path, "train", train, strict)
+    p, X_tr, y_tr, fmt_note, record = _file_with_record(train, "train", strict)
     files, where = [record], str(p)
     X_te = y_te = None
-    if test_path is not None:
-        p_te, X_te, y_te, _, test_record = _file_with_record(test_path, "test", test, strict)
+    if test is not None:
+        p_te, X_te, y_te, _, test_record = _file_with_record(test, "test", strict)
         files.append(test_record)
         where = f"{p}, {p_te}"
-        fmt = options.format or infer_format(p)
-        if fmt in DENSE_FORMATS:        # svmlight files name their columns: a test file may use fewer
+        if train.file.format in DENSE_FORMATS:        # svmlight files name their columns: a test file may use fewer
             _same_columns(X_tr, X_te, f"training file {p}", f"test file {p_te}", record, test_record)
     resolved_task = task or infer_task(y_tr)
     note = (f"user file {p} ({fmt_note}); task {resolved_task}"

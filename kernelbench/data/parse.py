@@ -2,9 +2,9 @@
 
 Each format has its parser, streamed (blocks.py: decompression on one thread, parsing on another,
 rows written to the cache as they are produced, so a first load costs about one decompression):
-svmlight.py (dense up to 300 features, else CSR with int32 indices), delimited.py (CSV, dense) and
-qm7.py (the QM7 .mat file). X is float64, or float32 when asked (`dataset.dtype: float32`: half
-the memory).
+svmlight.py (dense up to 300 features, else CSR with int32 indices), delimited.py (CSV, dense),
+qm7.py (the QM7 .mat file) and tables.py (.npy, .npz, Parquet); formats.py picks a file's parser.
+X is float64, or float32 when asked (`dataset.dtype: float32`: half the memory).
 
 Cache: <cache>/parsed/<key>-<options hash>/ holds X.npy (or X_data/X_indices/X_indptr/X_shape.npy),
 y.npy and meta.json (source, sha256, rows, repairs, parse time). Entries are built in a temporary

@@ -4,14 +4,14 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import kernelbench.data.load as load_mod
-from kernelbench.data import Dataset, load_dataset, prepare
+from kernelbench.data import Dataset, formats, load_dataset, prepare
 from kernelbench.errors import DataError
 
 from conftest import MIRROR  # noqa: E402
@@ -50,9 +50,8 @@ def test_ijcnn1_matches_sources_md_and_second_load_is_memory_map(monkeypatch):
     def no_parse(*args, **kwargs):
         raise AssertionError("second load must not parse the file again")
 
-    # load.py calls these names from its own namespace (imported from svmlight.py, delimited.py)
-    monkeypatch.setattr(load_mod, "parse_svmlight", no_parse)
-    monkeypatch.setattr(load_mod, "parse_csv", no_parse)
+    # every format's parser is called through the format table (formats.py)
+    monkeypatch.setattr(formats, "PARSERS", {f: replace(p, parse=no_parse) for f, p in formats.PARSERS.items()})
     again = load_dataset("ijcnn1", progress=False)
     assert isinstance(again.X_train, np.memmap) and isinstance(again.X_test, np.memmap)
     assert not again.X_train.flags.writeable

@@ -15,6 +15,7 @@ import io
 import json
 import lzma
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_svmlight_file
 
 import kernelbench.data.load as load_mod
-from kernelbench.data import _svmlight, delimited, load_dataset, parse, svmlight
+from kernelbench.data import _svmlight, delimited, formats, load_dataset, parse, svmlight
 from kernelbench.data.blocks import QUEUE_BLOCKS, BlockReader
 from kernelbench.data.delimited import CsvOptions
 from kernelbench.data.svmlight import SvmlightOptions
@@ -611,8 +612,7 @@ def test_second_load_is_a_memory_map_without_parsing(tmp_path, monkeypatch):
     def no_parse(*args, **kwargs):
         raise AssertionError("a cached file must not be parsed again")
 
-    monkeypatch.setattr(load_mod, "parse_svmlight", no_parse)
-    monkeypatch.setattr(load_mod, "parse_csv", no_parse)
+    monkeypatch.setattr(formats, "PARSERS", {f: replace(p, parse=no_parse) for f, p in formats.PARSERS.items()})
     monkeypatch.setattr(svmlight, "parse_svmlight", no_parse)
     again = load_dataset(path=path, test="none", progress=False)
     assert isinstance(again.X_train, np.memmap) and not again.X_train.flags.writeable
@@ -654,7 +654,7 @@ def test_cached_entry_with_repairs_is_refused_under_strict_without_reparsing(tmp
     def no_parse(*args, **kwargs):
         raise AssertionError("must not parse again")
 
-    monkeypatch.setattr(load_mod, "parse_svmlight", no_parse)
+    monkeypatch.setattr(formats, "PARSERS", {f: replace(p, parse=no_parse) for f, p in formats.PARSERS.items()})
     with pytest.raises(DataError, match=rf"line {first} has a defect \(crlf\).*strict"):
         load_dataset(path=path, test="none", strict=True, progress=False)
     ds = load_dataset(path=path, test="none", progress=False)                 # non-strict: still fine
@@ -718,7 +718,7 @@ def test_registry_checksum_is_verified_in_the_parsing_pass(tmp_path, monkeypatch
     ds = load_dataset("toy", test="none", progress=False)
     assert ds.provenance["files"][0]["sha256"] == sha and ds.X_train.shape == (40, 3)
     assert len(_no_entries(tmp_path / "cache")) == 1
-    monkeypatch.setattr(load_mod, "parse_svmlight", no_second_pass)
+    monkeypatch.setattr(formats, "PARSERS", {f: replace(p, parse=no_second_pass) for f, p in formats.PARSERS.items()})
     again = load_dataset("toy", test="none", progress=False)                 # stamped + cached
     assert isinstance(again.X_train, np.memmap)
 

@@ -112,6 +112,29 @@ def test_the_format_follows_the_suffix(name, expected):
     assert infer_format(name) == expected
 
 
+
+def test_every_format_a_file_may_have_has_its_parser():
+    """One table reads every file: each format a registry entry may name for a file (builtin data have
+    none) comes with the options its entry fixes, and each format a user's file may have has a parser."""
+    from kernelbench._vocab import FILE_FORMATS
+    from kernelbench.data.formats import PARSERS
+    from kernelbench.data.registry import FORMATS
+
+    assert {fmt for fmt, parser in PARSERS.items() if parser.registry is not None} == set(FORMATS) - {"builtin"}
+    assert set(FILE_FORMATS) <= set(PARSERS)
+
+
+def test_a_registry_file_reads_as_the_same_file_given_as_a_users_file():
+    """A registry entry is a user's file with a URL and a pinned hash: the shipped heart_scale reads the
+    same either way (one-based LIBSVM indices, all 13 features occurring)."""
+    from kernelbench.data.registry import get_spec
+    from kernelbench.data.shipped import shipped_copy
+
+    registered = load_dataset("heart_scale", test="none", progress=False)
+    own = load_dataset(path=shipped_copy(get_spec("heart_scale").files["train"]), test="none", progress=False)
+    assert own.X_train.dtype == registered.X_train.dtype and own.y_train.dtype == registered.y_train.dtype
+    assert np.array_equal(own.X_train, registered.X_train) and np.array_equal(own.y_train, registered.y_train)
+
 # ------------------------------------------------------------------ the checks every source shares
 
 @pytest.mark.parametrize("X, y, match", [
