@@ -73,13 +73,14 @@ class FileSpec:
                             "name.bz2, name.gz or the URL's basename, in the cache dir and in every mirror dir",
                       Text(None, "a plain file name (no folder, not starting with '.')", r"[^./][^/]*\Z"),
                       required=True, mandatory=True)
-    url: str | None = field(None, "the canonical download (https); null: no public download known (the note then "
-                                  "says where the data comes from and why it cannot be fetched)", Url(), required=True)
+    url: str | None = field(None, "the canonical download (the LIBSVM site, UCI, quantum-machine.org); null: no "
+                                  "public download known (the note then says where the data comes from and why it "
+                                  "cannot be fetched)", Url(), required=True)
     compression: str = field("none", "of the download (zip: `member` names the file inside)", Words(COMPRESSIONS),
                              required=True)
     sha256: str | None = field(None, "of the decompressed content; null: not pinned, the sha256 of the first use is "
-                                     "recorded in the cache dir and later uses are checked against it", Sha256(),
-                               required=True)
+                                     "recorded in the cache dir and later uses are checked against it (trust on "
+                                     "first use)", Sha256(), required=True)
     n: int | None = field(None, "rows in the file", Count(1, "a positive integer"), required=True)
     member: str | None = field(None, "the file inside a zip download", _TEXT)
     dataset: str = field("", "the registry entry it belongs to (named in messages)", key=False)
