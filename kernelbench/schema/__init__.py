@@ -7,14 +7,14 @@ paper files, the dataset registry -- and to generate their references from the s
 
 It imports nothing from kernelbench but kernelbench.errors: every layer may declare its files with it.
 """
-from kernelbench.schema.declare import (Documented, Field, documented, field, holds_section, is_section, keys, markdown,
-                                        nested, read_object, read_section, section)
+from kernelbench.schema.declare import (Documented, Field, check, documented, field, holds_section, is_section, keys,
+                                        markdown, nested, read_object, read_section, section)
 from kernelbench.schema.values import (Count, Flag, Items, Named, Number, Subset, Text, Words, as_float, as_int,
                                        check_keys, fail, join_path, number_from_string, read_list, read_mapping,
                                        refusals_as, show, suggest)
 
 __all__ = [
-    "Documented", "Field", "documented", "field", "holds_section", "is_section", "keys", "markdown", "nested",
+    "Documented", "Field", "check", "documented", "field", "holds_section", "is_section", "keys", "markdown", "nested",
     "read_object", "read_section", "section", "Count", "Flag", "Items", "Named", "Number", "Subset", "Text", "Words",
     "as_float", "as_int", "check_keys", "fail", "join_path", "number_from_string", "read_list", "read_mapping",
     "refusals_as", "show", "suggest",

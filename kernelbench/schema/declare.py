@@ -145,6 +145,28 @@ def read_object(cls, raw, path: str, **by_code):
     return cls(**read_section(cls, raw, path), **by_code)
 
 
+def check(obj, path: str = "") -> None:
+    """An object of a section built in code, not read from a file (a declared benchmark), checked as
+    the file's values would be: every field with a kind and a value re-read, and the objects of the
+    sections it holds checked in turn; a refusal names the field's path."""
+    for name, declared in type(obj).declared.items():
+        value = getattr(obj, name, None)        # None: not given (or a key the object does not keep)
+        if declared.kind is None or value is None:
+            continue
+        where = f"{path}.{name}" if path else name
+        inner, step = nested(declared.kind)
+        if inner is None:
+            declared.kind.read(value, where)
+        elif step == ".":
+            check(value, where)
+        elif step == "[].":
+            for i, item in enumerate(value):
+                check(item, f"{where}[{i}]")
+        else:
+            for key, item in value.items():
+                check(item, f"{where}.{key}")
+
+
 # ---- the reference -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Documented:
