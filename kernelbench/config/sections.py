@@ -1,4 +1,4 @@
-"""The typed config: each section's fields, declared once (kernelbench/config/declare.py), in the order
+"""The typed config: each section's fields, declared once (kernelbench/schema/declare.py), in the order
 the resolved config (and the reference) lists them."""
 from __future__ import annotations
 
