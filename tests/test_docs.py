@@ -139,6 +139,40 @@ def test_the_cli_reference_has_every_command_and_option():
                     assert option in sections[name], (name, option)
 
 
+def _key_paths(value, prefix=""):
+    """Every key of a YAML document, dotted; the keys of a list's items under `name[]`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = prefix + ("on" if key is True else str(key))     # YAML 1.1 reads the key `on` as true
+            yield name
+            yield from _key_paths(item, name + ".")
+    elif isinstance(value, list):
+        for item in value:
+            yield from _key_paths(item, prefix[:-1] + "[].")
+
+
+@pytest.mark.parametrize("reference, files", [
+    ("paper-files", sorted((ROOT / "kernelbench" / "papers").glob("*.yaml"))),
+    ("registry", [ROOT / "datasets" / "registry.yaml"]),
+], ids=["paper-files", "registry"])
+def test_a_files_reference_has_every_key_the_files_use(hooks, reference, files):
+    """Walked independently of the generator: every key of the real files is a row (`<name>` standing for
+    a name the file chooses), but for the names of a mapping of free names (`{name: ...}`)."""
+    import yaml
+
+    rows = dict(re.findall(r"^\| `([^`]+)` \| .*? \| (.*) \|$", hooks.render(f"<!-- generated: {reference} -->"),
+                           re.M))
+    def pattern(key):
+        return re.sub(r"<\w+>", "[^.]+", re.escape(key))
+    free = [pattern(key) for key, meaning in rows.items() if "{" in meaning and "(keys below)" not in meaning]
+    # a row's key and, for each name it stands for, the key up to that name (an entry's own name)
+    known = {pattern(key[:m.end()]) for key in rows for m in re.finditer(r"<\w+>", key)} | set(map(pattern, rows))
+    for path in files:
+        for key in _key_paths(yaml.safe_load(path.read_text(encoding="utf-8"))):
+            if not any(re.match(f"{name}(\\.|\\[\\]\\.)", key) for name in free):
+                assert any(re.fullmatch(p, key) for p in known), (path.name, key)
+
+
 def test_every_config_and_script_the_readme_and_pages_name_exists():
     texts = [(ROOT / "README.md").read_text(encoding="utf-8")]
     texts += [page.read_text(encoding="utf-8") for page in PAGES.rglob("*.md")]

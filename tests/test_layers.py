@@ -2,7 +2,8 @@
 
 A module may import modules of its own layer or of a lower one. The layers, lowest first:
 
-    0  errors, _vocab (the project's words), _io (atomic writes, safe names, the cache root)
+    0  errors, _vocab (the project's words), _io (atomic writes, safe names, the cache root),
+       measures, schema (how the YAML files' fields are declared and checked)
     1  spaces (search distributions), params (declarations), papers (published values), semisupervised
     2  algorithms (the registry), solvers/, baselines/   the estimators and their compiled cores
     3  estimators                                 every estimator, the complete registry
@@ -23,6 +24,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
 LAYERS = {
     "kernelbench": 0, "kernelbench.errors": 0, "kernelbench._vocab": 0, "kernelbench._io": 0, "kernelbench.measures": 0,
+    "kernelbench.schema": 0,
     "kernelbench.spaces": 1, "kernelbench.params": 1, "kernelbench.papers": 1, "kernelbench.semisupervised": 1,
     "kernelbench.algorithms": 2, "kernelbench.solvers": 2, "kernelbench.baselines": 2,
     "kernelbench.estimators": 3,

@@ -24,6 +24,16 @@ def _config() -> str:
     return fields_markdown()
 
 
+def _paper_files() -> str:
+    from kernelbench.papers import reference_markdown
+    return reference_markdown()
+
+
+def _registry() -> str:
+    from kernelbench.data.registry import reference_markdown
+    return reference_markdown()
+
+
 def _cli() -> str:
     from kernelbench.cli.reference import cli_markdown
     return cli_markdown()
@@ -58,7 +68,8 @@ def _bench(name: str):
 def _generators() -> dict:
     from kernelbench.benchmarks import published_names
     from kernelbench.papers import paper_ids
-    return {"algorithms": _algorithms, "config": _config, "cli": _cli, "reproduction": _report_page("reproduction"),
+    return {"algorithms": _algorithms, "config": _config, "paper-files": _paper_files, "registry": _registry,
+            "cli": _cli, "reproduction": _report_page("reproduction"),
             **{f"{kind}/{paper}": _report_page(f"{kind}/{paper}") for paper in paper_ids() for kind in ("paper", "details")},
             **{f"published/{paper}": _published(paper) for paper in paper_ids()},
             **{f"bench/{name}": _bench(name) for name in published_names(PUBLISHED)}}

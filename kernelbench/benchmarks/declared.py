@@ -1,8 +1,9 @@
 """The declared benchmarks: which configs run, on which data, under which stop rule, beside which peers.
 
-A benchmark is data. Each method is a config file of configs/ (validated by load_config, its
-dataset replaced by the benchmark's data) or a registered peer built on the benchmark's data, run
-once through the experiment loop; every result is a run folder (results.csv + run.json).
+A benchmark is data, its fields declared as a file's are (kernelbench/schema) and checked when this
+module is imported (`checked`). Each method is a config file of configs/ (validated by load_config,
+its dataset replaced by the benchmark's data) or a registered peer built on the benchmark's data,
+run once through the experiment loop; every result is a run folder (results.csv + run.json).
 
     fullscale   the papers' solvers against the user's large-scale pipelines on the SUSY replica
                 (or HIGGS's, --shape higgs) at its published size, each within the same wall time T
@@ -16,30 +17,45 @@ once through the experiment loop; every result is a run folder (results.csv + ru
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kernelbench.schema import Count, Flag, Items, Text, Words, check, fail, field, section
+
+_TEXT = Text(None, "non-empty text")
 
 
-@dataclass(frozen=True)
+@section
 class Method:
     """One method of a benchmark: a config file (`config`, a path relative to the configs folder
     where `{d}` stands for the data set) or a registered peer (`algorithm` with `params`)."""
-    label: str
-    role: str                          # ours | peer (tags.role of its runs)
-    config: str | None = None
-    algorithm: str | None = None
-    params: tuple = ()                 # (name, value) pairs of a peer's parameters
+    label: str = field(None, "how the table names it", _TEXT, required=True)
+    role: str = field(None, "tags.role of its runs", Words(("ours", "peer")), required=True)
+    config: str | None = field(None, "a config file of configs/, `{d}` standing for the data set",
+                               Text(None, "a config file name (.yaml)", r"[\w{}.-]+\.yaml\Z"))
+    algorithm: str | None = field(None, "a registered peer (kernelbench algorithms)", _TEXT)
+    params: tuple = field((), "(name, value) pairs of a peer's parameters")
 
 
-@dataclass(frozen=True)
+@section
 class Benchmark:
-    name: str
-    summary: str
-    methods: tuple[Method, ...]
-    stop: str                          # "add": T joins the config's stop rule; "replace": T alone; "own"
-    data: str                          # "replica": the synthetic replica; "config": the first config's data set
-    references: tuple[Method, ...] = ()    # run with --references, under their own stop rule
-    threads: tuple[int, ...] = ()      # fullsize: each config at these thread counts
-    fresh_process: bool = False        # each run in a process of its own (its peak memory)
+    name: str = field(None, "`kernelbench bench NAME`", _TEXT, required=True)
+    summary: str = field(None, "one line", _TEXT, required=True)
+    methods: tuple[Method, ...] = field(None, "run side by side", Items(Method, least=1), required=True)
+    stop: str = field(None, "add: T joins the config's stop rule; replace: T alone; own: the config's own",
+                      Words(("add", "replace", "own")), required=True)
+    data: str = field(None, "replica: the synthetic replica; replica-files: the replica's files; config: the "
+                            "first config's data set", Words(("replica", "replica-files", "config")), required=True)
+    references: tuple[Method, ...] = field((), "run with --references, under their own stop rule", Items(Method))
+    threads: tuple[int, ...] = field((), "fullsize: each config at these thread counts",
+                                     Items(Count(1, "a thread count"), distinct=True))
+    fresh_process: bool = field(False, "each run in a process of its own (its peak memory)", Flag())
+
+
+def checked(bench: Benchmark) -> Benchmark:
+    """A declared benchmark, its fields checked as their declarations say, each method a config or a peer."""
+    check(bench, bench.name)
+    for i, method in enumerate(bench.methods + bench.references):
+        if (method.config is None) == (method.algorithm is None):
+            fail(f"{bench.name}.methods[{i}]", "give exactly one of config (a config file) and algorithm (a peer)")
+    return bench
 
 
 # The user's pipelines (no paper ran them at this size), with the settings the full-scale guide names:
@@ -58,7 +74,7 @@ def _configs(role: str, *stems: str) -> tuple[Method, ...]:
     return tuple(Method(stem.replace("{d}_", ""), role, config=f"{stem}.yaml") for stem in stems)
 
 
-BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
+BENCHMARKS: dict[str, Benchmark] = {b.name: checked(b) for b in (
     Benchmark(
         "fullscale", "the papers' solvers against RFF + SGD and exact SVMs on the SUSY / HIGGS replica, "
                      "same wall time",

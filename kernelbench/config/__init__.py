@@ -10,19 +10,20 @@ accepts, its meaning); the dataclass, the keys each section accepts, the check o
 reference `kernelbench config` prints (`FIELDS`) and the documentation site's config reference
 (`fields_markdown`, rendered when the site is built) all derive from that declaration.
 
-    values.py     refusals, numbers as YAML 1.1 leaves them, the kinds of value, durations
-    declare.py    field(...), @section, reading a section, the reference
+    values.py     the kinds of value only configs take (labels, durations, columns, ...); the
+                  shared kinds, the refusal, field(...), @section and the reference are
+                  kernelbench/schema/, which paper files and the dataset registry use too
     sections.py   the sections and their fields
     dataset.py    `dataset:` and the rules that tie its fields together
     algorithm.py  `algorithm:`, `grid:`, `then:` against the algorithm's parameter declarations
     resolve.py    a whole config: files, overrides, cross-section rules, and back to plain data
 """
-from kernelbench.config.algorithm import expand_grid
-from kernelbench.config.declare import VALUE_RULES, Documented, documented, markdown
+from kernelbench.config.algorithm import VALUE_RULES, expand_grid
 from kernelbench.config.resolve import config_from_dict, config_to_dict, load_config
 from kernelbench.config.sections import (AlgorithmConfig, DatasetConfig, EvaluateConfig, ExperimentConfig, StopConfig,
                                          TagsConfig, TuneConfig)
 from kernelbench.config.values import duration_text, parse_duration
+from kernelbench.schema import Documented, documented, markdown
 
 __all__ = [
     "DatasetConfig", "AlgorithmConfig", "StopConfig", "EvaluateConfig", "ExperimentConfig", "TagsConfig",
@@ -36,4 +37,4 @@ FIELDS: tuple = documented(ExperimentConfig)
 
 def fields_markdown() -> str:
     """The documentation site's config reference: every field, its default and meaning, and the value rules."""
-    return markdown(FIELDS)
+    return markdown(FIELDS, VALUE_RULES)

@@ -9,10 +9,17 @@ import math
 import numpy as np
 
 from kernelbench.config.sections import ALGORITHM_KEYS, AlgorithmConfig
-from kernelbench.config.values import (_as_float, _as_int, _check_keys, _fail, _join, _mapping, _number_from_string,
-                                       _show, _suggest)
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.estimators import algorithms
+from kernelbench.schema import (as_float, as_int, check_keys, fail, join_path, number_from_string, read_mapping, show,
+                                suggest)
+
+VALUE_RULES = """\
+Values of algorithm parameters (and grid values): bool is not an int; an int is fine where a float is
+expected, an integral float (1000.0) where an int is; `1e-3` (which YAML 1.1 reads as a string) is a
+number, other quoted numbers ("0.5") are refused; NaN and infinities are refused everywhere. Overrides
+from the command line (`--set KEY=VALUE` with a dotted key, `--seed`, `--threads`, `--trials`, ...) are
+applied before validation."""
 
 _MAX_GRID_AXIS = 1000
 _MAX_GRID_CELLS = 100_000
@@ -25,9 +32,9 @@ def expand_grid(grid: dict) -> list[dict]:
     if grid is None:
         return [{}]
     if not isinstance(grid, dict):
-        raise ConfigError(f"grid: expected a mapping of parameter -> values, got {_show(grid)}")
+        raise ConfigError(f"grid: expected a mapping of parameter -> values, got {show(grid)}")
     keys = sorted(grid, key=str)
-    axes = [_grid_axis(grid[k], _join("grid", k)) for k in keys]
+    axes = [_grid_axis(grid[k], join_path("grid", k)) for k in keys]
     _check_grid_size(keys, axes)
     return [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
 
@@ -41,7 +48,7 @@ def _param_value(value, declared, path: str):
     kind = declared.number_kind()
     result = value
     if isinstance(value, str) and kind is not None and value not in declared.words():
-        number = _number_from_string(value)
+        number = number_from_string(value)
         if number is not None:
             result = number
     if kind is float and isinstance(result, int) and not isinstance(result, bool):
@@ -49,8 +56,8 @@ def _param_value(value, declared, path: str):
     if kind is int and isinstance(result, float) and math.isfinite(result) and result.is_integer():
         result = int(result)
     if not declared.accepts(result):
-        suggestion = _suggest(value, declared.words()) if isinstance(value, str) else ""
-        _fail(path, f"expected {declared.describe()}, got {_show(value)}{suggestion}")
+        suggestion = suggest(value, declared.words()) if isinstance(value, str) else ""
+        fail(path, f"expected {declared.describe()}, got {show(value)}{suggestion}")
     return result
 
 
@@ -63,18 +70,18 @@ def read_algorithm(raw, *, threads, task=None):
     if isinstance(raw, str):                   # shorthand: `algorithm: dsg`
         raw = {"name": raw}
     if raw is None:
-        _fail("algorithm", f"required: the algorithm to run, e.g. `algorithm: {{name: NAME}}`; "
+        fail("algorithm", f"required: the algorithm to run, e.g. `algorithm: {{name: NAME}}`; "
                            f"known algorithms: {', '.join(sorted(algorithms())) or '(none)'}")
-    raw = _mapping(raw, "algorithm", ALGORITHM_KEYS)
+    raw = read_mapping(raw, "algorithm", ALGORITHM_KEYS)
     known = algorithms()
     name = raw.get("name")
     if name is None:
-        _fail("algorithm.name", f"required; known algorithms: {', '.join(sorted(known)) or '(none)'}")
+        fail("algorithm.name", f"required; known algorithms: {', '.join(sorted(known)) or '(none)'}")
     if not isinstance(name, str):
-        _fail("algorithm.name", f"expected a string, got {_show(name)}; known algorithms: "
+        fail("algorithm.name", f"expected a string, got {show(name)}; known algorithms: "
                                 f"{', '.join(sorted(known)) or '(none)'}")
     if name not in known:
-        _fail("algorithm.name", f"unknown algorithm {name!r}{_suggest(name, known)}; known "
+        fail("algorithm.name", f"unknown algorithm {name!r}{suggest(name, known)}; known "
                                 f"algorithms: {', '.join(sorted(known)) or '(none)'}")
     spec = known[name]
     declared = spec.parameters
@@ -82,16 +89,16 @@ def read_algorithm(raw, *, threads, task=None):
     if params is None:
         params = {}
     if not isinstance(params, dict):
-        _fail("algorithm.params", f"expected a mapping of parameter names to values, got "
-                                  f"{_show(params)}; parameters of {name}: {', '.join(declared)}")
+        fail("algorithm.params", f"expected a mapping of parameter names to values, got "
+                                  f"{show(params)}; parameters of {name}: {', '.join(declared)}")
     params = dict(params)
     if threads is not None:
         if "threads" not in declared:
-            _fail("threads", f"algorithm {name!r} has no `threads` parameter (it runs on one "
+            fail("threads", f"algorithm {name!r} has no `threads` parameter (it runs on one "
                              f"thread), so --threads/threads cannot be set; its parameters: "
                              f"{', '.join(declared) or '(none)'}")
         params["threads"] = threads
-    _check_keys(params, tuple(declared), "algorithm.params")
+    check_keys(params, tuple(declared), "algorithm.params")
     resolved = {}
     for pname, decl in declared.items():
         path = f"algorithm.params.{pname}"
@@ -117,33 +124,33 @@ def _construct(spec, params: dict, path: str, task: str | None):
             return
         except (ValueError, TypeError, KernelbenchError) as e:
             errors.append(e)
-    _fail(path, f"refused by algorithm {spec.name!r}: {errors[0]}")
+    fail(path, f"refused by algorithm {spec.name!r}: {errors[0]}")
 
 
 def _grid_axis(value, path: str) -> list:
     """One grid axis as an explicit list (log10 specs expanded), structure checked."""
     if isinstance(value, dict):
-        _check_keys(value, ("log10",), path)
+        check_keys(value, ("log10",), path)
         spec = value.get("log10")
         if not isinstance(spec, (list, tuple)) or len(spec) != 3:
-            _fail(_join(path, "log10"), f"expected [lo, hi, num] (exponents of 10 and a count), "
-                                        f"got {_show(spec)}")
-        lo = _as_float(spec[0], _join(path, "log10") + "[0]")
-        hi = _as_float(spec[1], _join(path, "log10") + "[1]")
-        num = _as_int(spec[2], _join(path, "log10") + "[2]", minimum=1)
+            fail(join_path(path, "log10"), f"expected [lo, hi, num] (exponents of 10 and a count), "
+                                        f"got {show(spec)}")
+        lo = as_float(spec[0], join_path(path, "log10") + "[0]")
+        hi = as_float(spec[1], join_path(path, "log10") + "[1]")
+        num = as_int(spec[2], join_path(path, "log10") + "[2]", minimum=1)
         if num > _MAX_GRID_AXIS:
-            _fail(_join(path, "log10") + "[2]", f"at most {_MAX_GRID_AXIS} values, got {num}")
+            fail(join_path(path, "log10") + "[2]", f"at most {_MAX_GRID_AXIS} values, got {num}")
         if max(abs(lo), abs(hi)) > 300:
-            _fail(_join(path, "log10"), f"exponents must lie in [-300, 300], got [{lo}, {hi}]")
+            fail(join_path(path, "log10"), f"exponents must lie in [-300, 300], got [{lo}, {hi}]")
         # 12 significant digits: 10**-3 is written 0.001, not 0.0010000000000000002.
         return [float(f"{x:.12g}") for x in np.logspace(lo, hi, num)]
     if isinstance(value, (list, tuple)):
         if not value:
-            _fail(path, "empty list; give at least one value")
+            fail(path, "empty list; give at least one value")
         if len(value) > _MAX_GRID_AXIS:
-            _fail(path, f"at most {_MAX_GRID_AXIS} values, got {len(value)}")
+            fail(path, f"at most {_MAX_GRID_AXIS} values, got {len(value)}")
         return list(value)
-    _fail(path, f"expected a list of values or {{log10: [lo, hi, num]}}, got {_show(value)}")
+    fail(path, f"expected a list of values or {{log10: [lo, hi, num]}}, got {show(value)}")
 
 
 def _check_grid_size(keys, axes, field="grid"):
@@ -151,7 +158,7 @@ def _check_grid_size(keys, axes, field="grid"):
     for axis in axes:
         cells *= len(axis)
     if cells > _MAX_GRID_CELLS:
-        _fail(field, f"{cells} cells ({' x '.join(str(len(a)) for a in axes)} over "
+        fail(field, f"{cells} cells ({' x '.join(str(len(a)) for a in axes)} over "
                       f"{', '.join(map(str, keys))}) is more than {_MAX_GRID_CELLS}; narrow it")
 
 
@@ -160,12 +167,12 @@ def read_grid(raw, spec, fields, params, *, task=None, field="grid") -> dict:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        _fail(field, f"expected a mapping of parameter -> list or {{log10: [lo, hi, num]}}, "
-                     f"got {_show(raw)}")
-    _check_keys(raw, tuple(fields), field)
+        fail(field, f"expected a mapping of parameter -> list or {{log10: [lo, hi, num]}}, "
+                     f"got {show(raw)}")
+    check_keys(raw, tuple(fields), field)
     grid = {}
     for key, value in raw.items():
-        path = _join(field, key)
+        path = join_path(field, key)
         declared = fields[key]
         values = []
         for i, item in enumerate(_grid_axis(value, path)):
@@ -186,11 +193,11 @@ def read_then(raw, grid: dict, spec, fields, params, *, task=None) -> dict:
     """`then:`: the second stage of `kernelbench grid`, searched with the best `grid:` values fixed."""
     then = read_grid(raw, spec, fields, params, task=task, field="then")
     if then and not grid:
-        _fail("then", "a second search stage needs a first one: add `grid:` (searched first, its "
+        fail("then", "a second search stage needs a first one: add `grid:` (searched first, its "
                       "best values then fixed), or write these parameters under `grid:`")
     repeated = sorted(set(then) & set(grid), key=str)
     if repeated:
-        _fail("then", f"{', '.join(map(str, repeated))} already in `grid:`; a parameter is searched in "
+        fail("then", f"{', '.join(map(str, repeated))} already in `grid:`; a parameter is searched in "
                       "one stage only: remove it from `then:` or from `grid:`")
     return then
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelbench._vocab import FILE_FORMATS, SYNTHETIC
-from kernelbench.config.declare import read_section
 from kernelbench.config.sections import DATASET_KEYS, FILE_KEYS, SYNTHETIC_KEYS, DatasetConfig
-from kernelbench.config.values import _as_float, _fail, _number_from_string, _show, _suggest
 from kernelbench.data.load import classes_task
 from kernelbench.data.registry import dataset_names, get_spec
 from kernelbench.data.user import infer_format, near_file_name
+from kernelbench.schema import as_float, fail, number_from_string, read_section, show, suggest
 
 _ALLOWED_TEST = "'official', 'none' or a fraction in (0, 1) such as 0.2"
 
@@ -22,7 +21,7 @@ def read_dataset(raw, base_dir: Path, arrays: str | None = None) -> DatasetConfi
     """`arrays`: the data come as arrays (kernelbench.api.run), `train` or `train+test`; the section
     then names no file and may be left out."""
     if raw is None and arrays is None:
-        _fail("dataset", "required: `dataset: {name: NAME}` for a registry dataset or "
+        fail("dataset", "required: `dataset: {name: NAME}` for a registry dataset or "
                          "`dataset: {path: FILE}` for your own data")
     synthetic = isinstance(raw, dict) and raw.get("name") == SYNTHETIC
     values = read_section(DatasetConfig, raw, "dataset", DATASET_KEYS + (SYNTHETIC_KEYS if synthetic else ()))
@@ -31,13 +30,13 @@ def read_dataset(raw, base_dir: Path, arrays: str | None = None) -> DatasetConfi
     if arrays is not None:
         given = [key for key in ("name", "path") + FILE_KEYS if raw.get(key) is not None]
         if given:
-            _fail(f"dataset.{given[0]}", "the data are the arrays handed over (X, y): drop the data file's keys "
+            fail(f"dataset.{given[0]}", "the data are the arrays handed over (X, y): drop the data file's keys "
                                          f"({', '.join(given)}) from the config, or pass no arrays")
     elif name is not None and path is not None:
-        _fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own "
+        fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own "
                          "file), not both")
     elif name is None and path is None:
-        _fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own file)")
+        fail("dataset", "give exactly one of `name` (a registry dataset) or `path` (your own file)")
     if arrays is not None:
         path = None
     elif name is None:
@@ -48,18 +47,18 @@ def read_dataset(raw, base_dir: Path, arrays: str | None = None) -> DatasetConfi
             _check_registered(name)
         given = [key for key in FILE_KEYS if raw.get(key) is not None]
         if given:
-            _fail(f"dataset.{given[0]}", "says how your own file (`path`) is read; a registry dataset is read as "
+            fail(f"dataset.{given[0]}", "says how your own file (`path`) is read; a registry dataset is read as "
                                          "the registry says: drop it")
     if values["subsample"] is not None and values["labeled"] is not None and values["labeled"] > values["subsample"]:
-        _fail("dataset.labeled", f"{values['labeled']} labeled points cannot come from a subsample of "
+        fail("dataset.labeled", f"{values['labeled']} labeled points cannot come from a subsample of "
                                  f"{values['subsample']}")
     if values["labeled_only"] and values["labeled"] is None:
-        _fail("dataset.labeled_only", "needs dataset.labeled (the number of labeled rows to train on)")
+        fail("dataset.labeled_only", "needs dataset.labeled (the number of labeled rows to train on)")
     has_test_file = values.get("test_path") is not None or arrays == "train+test"
     values["test"] = _test_part(raw.get("test", "official" if name is not None or has_test_file else 0.2), name,
                                 has_test_file)
     if values["classes"] is not None and values["task"] == "regression":
-        _fail("dataset.classes", "selects classes of a classification task, but dataset.task is regression; "
+        fail("dataset.classes", "selects classes of a classification task, but dataset.task is regression; "
                                  "drop one of them")
     if synthetic and values["shape"] is None:
         values["shape"] = "susy"
@@ -76,26 +75,26 @@ def _file_options(raw: dict, values: dict, path: str, base_dir: Path) -> dict:
     if fmt is None:
         fmt = infer_format(path)
         if fmt is None:
-            _fail("dataset.path", f"cannot tell the format of {Path(path).name} from its suffix, and it is not one "
+            fail("dataset.path", f"cannot tell the format of {Path(path).name} from its suffix, and it is not one "
                                   f"kernelbench reads; convert the file to {', '.join(FILE_FORMATS)}, or set "
                                   "dataset.format if the suffix misleads")
         test_format = None if out.get("test_path") is None else infer_format(out["test_path"])
         if test_format not in (None, fmt):
-            _fail("dataset.test_path", f"{Path(out['test_path']).name} is {test_format} by its suffix but "
+            fail("dataset.test_path", f"{Path(out['test_path']).name} is {test_format} by its suffix but "
                                        f"{Path(path).name} is {fmt}; give both files one format (or set "
                                        "dataset.format)")
     allowed = {"delimiter": ("csv", "tsv"), "header": ("csv", "tsv"), "label": ("csv", "tsv", "npy", "parquet"),
                "npz_features": ("npz",), "npz_labels": ("npz",)}
     for key, formats in allowed.items():
         if values[key] is not None and fmt not in formats:
-            _fail(f"dataset.{key}", f"applies to {' / '.join(formats)} files, but {Path(path).name} is read as "
+            fail(f"dataset.{key}", f"applies to {' / '.join(formats)} files, but {Path(path).name} is read as "
                                     f"{fmt}; drop it{' (svmlight rows start with their label)' if fmt == 'svmlight' else ''}"
                                     f"{', or set dataset.format' if values['format'] is None else ''}")
     if isinstance(values["label"], str) and values["header"] is False:
-        _fail("dataset.label", f"{values['label']!r} is a column name, but `header: false` says the file has no "
+        fail("dataset.label", f"{values['label']!r} is a column name, but `header: false` says the file has no "
                                "header line; give the label column's index (0 the first, -1 the last) instead")
     if isinstance(values["label"], str) and fmt == "npy":
-        _fail("dataset.label", f"{values['label']!r} is a column name, but a .npy array has no column names; "
+        fail("dataset.label", f"{values['label']!r} is a column name, but a .npy array has no column names; "
                                "give the label column's index (0 the first, -1 the last)")
     return out
 
@@ -103,10 +102,10 @@ def _file_options(raw: dict, values: dict, path: str, base_dir: Path) -> dict:
 def _check_registered(name) -> None:
     known = list(dataset_names()) + [SYNTHETIC]
     if not isinstance(name, str):
-        _fail("dataset.name", f"expected a string, got {_show(name)}; known datasets: "
+        fail("dataset.name", f"expected a string, got {show(name)}; known datasets: "
                               f"{', '.join(sorted(known))}")
     if name not in known:
-        _fail("dataset.name", f"unknown dataset {name!r}{_suggest(name, known)}; known "
+        fail("dataset.name", f"unknown dataset {name!r}{suggest(name, known)}; known "
                               f"datasets: {', '.join(sorted(known)) or '(none)'}; for your own "
                               f"file write `path: FILE` instead")
 
@@ -114,7 +113,7 @@ def _check_registered(name) -> None:
 def _data_file(path, base_dir: Path, field: str = "dataset.path") -> str:
     """A user data file, resolved against the config's folder; it must exist."""
     if not isinstance(path, str) or not path.strip():
-        _fail(field, f"expected a file path (a string), got {_show(path)}")
+        fail(field, f"expected a file path (a string), got {show(path)}")
     try:
         resolved = Path(path).expanduser()
         if not resolved.is_absolute():
@@ -122,13 +121,13 @@ def _data_file(path, base_dir: Path, field: str = "dataset.path") -> str:
         resolved = resolved.resolve()
         exists, is_file = resolved.exists(), resolved.is_file()
     except (OSError, ValueError, RuntimeError) as e:
-        _fail(field, f"invalid path {path!r}: {e}")
+        fail(field, f"invalid path {path!r}: {e}")
     if not exists:
         near = near_file_name(resolved)
-        _fail(field, f"file not found: {resolved} (given as {path!r}; a relative path "
+        fail(field, f"file not found: {resolved} (given as {path!r}; a relative path "
                      f"is taken from the config file's folder)" + (f"; did you mean {near}?" if near else ""))
     if not is_file:
-        _fail(field, f"not a file: {resolved}")
+        fail(field, f"not a file: {resolved}")
     return str(resolved)
 
 
@@ -136,27 +135,27 @@ def _test_part(test, name, has_test_file: bool):
     """dataset.test: 'official' (a registry dataset's test file, a user's test_path or test arrays),
     'none' (null too) or a fraction."""
     if has_test_file and not (isinstance(test, str) and test.strip().lower() == "official"):
-        _fail("dataset.test", f"the test part is the test file (test_path) or the test arrays, so it cannot also "
-                              f"be {_show(test)}; drop dataset.test, or drop the test file to split the "
+        fail("dataset.test", f"the test part is the test file (test_path) or the test arrays, so it cannot also "
+                              f"be {show(test)}; drop dataset.test, or drop the test file to split the "
                               "training file")
     if test is None:
         return "none"
     if isinstance(test, str) and test.strip().lower() in ("official", "none"):
         test = test.strip().lower()
         if test == "official" and name is None and not has_test_file:
-            _fail("dataset.test", "'official' needs a registry dataset (dataset.name) or a test file "
+            fail("dataset.test", "'official' needs a registry dataset (dataset.name) or a test file "
                                   "(dataset.test_path); for your own file alone use a fraction such as 0.2, "
                                   "or 'none'")
         return test
     if isinstance(test, (int, float, str)) and not isinstance(test, bool):
-        if isinstance(test, str) and _number_from_string(test) is None:
-            _fail("dataset.test", f"expected {_ALLOWED_TEST}, got {_show(test)}"
-                                  f"{_suggest(test, ('official', 'none'))}")
-        fraction = _as_float(test, "dataset.test")
+        if isinstance(test, str) and number_from_string(test) is None:
+            fail("dataset.test", f"expected {_ALLOWED_TEST}, got {show(test)}"
+                                  f"{suggest(test, ('official', 'none'))}")
+        fraction = as_float(test, "dataset.test")
         if not 0 < fraction < 1:
-            _fail("dataset.test", f"a fraction must lie strictly between 0 and 1, got {test!r}")
+            fail("dataset.test", f"a fraction must lie strictly between 0 and 1, got {test!r}")
         return fraction
-    _fail("dataset.test", f"expected {_ALLOWED_TEST}, got {_show(test)}")
+    fail("dataset.test", f"expected {_ALLOWED_TEST}, got {show(test)}")
 
 
 def dataset_task(dataset: DatasetConfig) -> str | None:
@@ -169,7 +168,7 @@ def dataset_task(dataset: DatasetConfig) -> str | None:
         registered = get_spec(dataset.name).task
     if dataset.classes is not None:
         if registered == "regression":
-            _fail("dataset.classes", f"selects classes of a classification task, but dataset "
+            fail("dataset.classes", f"selects classes of a classification task, but dataset "
                                      f"{dataset.name!r} is a regression task; set dataset.task to binary "
                                      f"or multiclass to read its targets as class labels, or drop classes")
         return classes_task(dataset.classes)

@@ -16,13 +16,12 @@ from kernelbench._io import safe_name
 from kernelbench._vocab import REGRESSION_ONLY_METRICS, SYNTHETIC
 from kernelbench.config.algorithm import read_algorithm, read_grid, read_then
 from kernelbench.config.dataset import dataset_task, read_dataset
-from kernelbench.config.declare import keys, read_section
 from kernelbench.config.sections import (FILE_KEYS, SYNTHETIC_KEYS, TOP_LEVEL_KEYS, DatasetConfig, EvaluateConfig,
                                          ExperimentConfig, StopConfig, TagsConfig, TuneConfig)
-from kernelbench.config.values import _fail, _show, _suggest
 from kernelbench.data.user import near_file_name
 from kernelbench.errors import ConfigError
 from kernelbench.papers import paper_ids
+from kernelbench.schema import fail, keys, read_section, show, suggest
 from kernelbench.spaces import parse_space, space_to_dict
 
 def load_config(path, *, overrides: dict | None = None, arrays: str | None = None) -> ExperimentConfig:
@@ -52,7 +51,7 @@ def load_config(path, *, overrides: dict | None = None, arrays: str | None = Non
                           f"`algorithm:` (see configs/quickstart.yaml)")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys "
-                          f"({', '.join(TOP_LEVEL_KEYS)}), got {_show(data)}")
+                          f"({', '.join(TOP_LEVEL_KEYS)}), got {show(data)}")
     try:
         return _build(data, default_name=safe_name(path.stem, default="experiment"), overrides=overrides,
                       base_dir=path.resolve().parent, source=str(path), arrays=arrays)
@@ -68,7 +67,7 @@ def config_from_dict(data: dict, *, default_name: str = "experiment", overrides:
     `arrays` as load_config."""
     if not isinstance(data, dict):
         raise ConfigError(f"the config must be a mapping of keys ({', '.join(TOP_LEVEL_KEYS)}), "
-                          f"got {_show(data)}")
+                          f"got {show(data)}")
     return _build(data, default_name=default_name, overrides=overrides,
                   base_dir=Path(base_dir) if base_dir is not None else Path.cwd(), source=None, arrays=arrays)
 
@@ -120,17 +119,17 @@ def _apply_overrides(data: dict, overrides: dict | None):
             for i, part in enumerate(parts[:-1]):
                 if not isinstance(target.get(part), dict):
                     if target.get(part) is not None:
-                        _fail(".".join(parts[:i + 1]), f"cannot set {key} (from the command "
-                                                       f"line): {_show(target.get(part))} is "
+                        fail(".".join(parts[:i + 1]), f"cannot set {key} (from the command "
+                                                       f"line): {show(target.get(part))} is "
                                                        f"not a mapping")
                     target[part] = {}
                 target = target[part]
             target[parts[-1]] = value
         else:
             allowed = TOP_LEVEL_KEYS + ("threads",)
-            _fail(str(key), f"unknown override (from the command line); allowed: "
+            fail(str(key), f"unknown override (from the command line); allowed: "
                             f"{', '.join(allowed)} or a dotted path such as stop.seconds"
-                            f"{_suggest(key, allowed)}")
+                            f"{suggest(key, allowed)}")
     return data, threads
 
 
@@ -141,7 +140,7 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source, 
         data["name"] = default_name
     values = read_section(ExperimentConfig, data, "")       # name, cv, trials, seed, protocol, shortened
     if values["seed"] + values["trials"] - 1 > 2**32 - 1:
-        _fail("seed", f"seeds seed .. seed + trials - 1 must stay below 2**32, got seed={values['seed']}, "
+        fail("seed", f"seeds seed .. seed + trials - 1 must stay below 2**32, got seed={values['seed']}, "
                       f"trials={values['trials']}")
     dataset = read_dataset(data.get("dataset"), base_dir, arrays)
     task = dataset_task(dataset)
@@ -153,7 +152,7 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source, 
     evaluate = _read_evaluate(data.get("evaluate"), dataset, values["protocol"])
     for metric in evaluate.on:
         if metric in REGRESSION_ONLY_METRICS and task not in (None, "regression"):
-            _fail("evaluate.on", f"{metric} (mean absolute error) is for regression, but the "
+            fail("evaluate.on", f"{metric} (mean absolute error) is for regression, but the "
                                  f"dataset is a {task} task; use train_error / test_error")
     tags = _read_tags(data.get("tags"))
     search = {} if data.get("search") is None else parse_space(data["search"], fields)
@@ -166,7 +165,7 @@ def _build(data: dict, *, default_name: str, overrides, base_dir: Path, source, 
 
 def _check_protocol(protocol: str, dataset: DatasetConfig) -> None:
     if protocol == "paper" and dataset.labeled is None:
-        _fail("protocol", "paper is the semi-supervised fold scheme of Geng et al. (§6.1): L labeled "
+        fail("protocol", "paper is the semi-supervised fold scheme of Geng et al. (§6.1): L labeled "
                           "rows + one unlabeled fold train, the other folds are scored; it needs "
                           "dataset.labeled (e.g. 200); set it, or use protocol: held-out")
 
@@ -176,7 +175,7 @@ def _read_stop(raw) -> StopConfig:
         return StopConfig()
     stop = StopConfig(**read_section(StopConfig, raw, "stop"))
     if stop.as_fit:
-        _fail("stop", f"set at least one of {', '.join(keys(StopConfig))} (or leave `stop` out to train as "
+        fail("stop", f"set at least one of {', '.join(keys(StopConfig))} (or leave `stop` out to train as "
                       f"the algorithm's fit does: its `passes`)")
     return stop
 
@@ -193,14 +192,14 @@ def _read_evaluate(raw, dataset: DatasetConfig, protocol: str) -> EvaluateConfig
         return dataclasses.replace(evaluate, on=("objective", "train_error") + (("test_error",) if has_test else ()))
     for i, metric in enumerate(evaluate.on):
         if metric.startswith("test_") and not has_test:
-            _fail(f"evaluate.on[{i}]", f"{metric} needs a test set, but dataset.test is 'none'")
+            fail(f"evaluate.on[{i}]", f"{metric} needs a test set, but dataset.test is 'none'")
     return evaluate
 
 
 def _read_tags(raw) -> TagsConfig:
     tags = TagsConfig(**read_section(TagsConfig, raw, "tags"))
     if tags.paper is not None and tags.paper not in paper_ids():
-        _fail("tags.paper", f"unknown paper {tags.paper!r}{_suggest(tags.paper, paper_ids())}; known papers: "
+        fail("tags.paper", f"unknown paper {tags.paper!r}{suggest(tags.paper, paper_ids())}; known papers: "
                             f"{', '.join(paper_ids())} (first author and year)")
     return tags
 

@@ -1,13 +1,12 @@
-"""The typed config: each section's fields, declared once (kernelbench/config/declare.py), in the order
+"""The typed config: each section's fields, declared once (kernelbench/schema/declare.py), in the order
 the resolved config (and the reference) lists them."""
 from __future__ import annotations
 
 from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS,
                                 VALIDATIONS)
-from kernelbench.config.declare import field, keys, section
-from kernelbench.config.values import (Column, Count, Delimiter, Duration, Flag, FlagOrAuto, Labels, Number, Subset,
-                                       Text, Words)
+from kernelbench.config.values import Column, Delimiter, Duration, FlagOrAuto, Labels
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
+from kernelbench.schema import Count, Flag, Number, Subset, Text, Words, field, keys, section
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 FIGURE_PATTERN = r"^(fig|table)[0-9]+[a-z]*$"

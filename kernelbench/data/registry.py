@@ -2,7 +2,9 @@
 
 The registry file is found at `$KERNELBENCH_REGISTRY` if set (tests point it at a small file whose
 URLs are a local HTTP server), else at `<repository>/datasets/registry.yaml`.
-Every problem in the file is a DataError naming the file, the dataset and the field.
+Every problem in the file is a DataError naming the file, the dataset and the field. An entry's keys
+are declared once (kernelbench/schema: `DatasetSpec` and the sections in it); the documentation
+site's reference of registry entries is generated from the declarations (`reference_markdown`).
 """
 from __future__ import annotations
 
@@ -10,19 +12,23 @@ import copy
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from kernelbench._vocab import TASKS
 from kernelbench.errors import DataError
+from kernelbench.schema import (Count, Items, Named, Number, Text, Words, documented, fail, field, markdown,
+                                read_mapping, read_section, refusals_as, section, show)
 
 FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (qm7.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
 PROTOCOLS = ("official", "stratified", "random", "tail")
 BUILTIN_SOURCES = ("sklearn_digits_8_vs_6",)
+ROLES = ("train", "test")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_TEXT = Text(None, "non-empty text")
 
 # The repository's datasets/registry.yaml (source checkout, editable install); a wheel carries a
 # copy next to this module (setup.py copies it at build time).
@@ -32,15 +38,52 @@ DEFAULT_REGISTRY = _REPO_REGISTRY if _REPO_REGISTRY.exists() else _PACKAGED_REGI
 
 
 @dataclass(frozen=True)
+class Url:
+    """An http(s) URL whose last segment is a file name (it names the download in the cache)."""
+
+    def read(self, value, path: str) -> str:
+        if not isinstance(value, str) or not re.match(r"^https?://", value):
+            fail(path, f"expected an http(s) URL or null, got {show(value)}")
+        if value.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] in ("", ".", ".."):
+            fail(path, f"{value!r} must end in a file name (it names the download in the cache)")
+        return value
+
+    def describe(self) -> str:
+        return "an http(s) URL ending in a file name"
+
+
+@dataclass(frozen=True)
+class Sha256:
+    """64 hex digits (kept lower-case)."""
+
+    def read(self, value, path: str) -> str:
+        digest = str(value).lower()
+        if not _SHA256.match(digest):
+            fail(path, f"{value!r} is not 64 hex digits (or null); write it in quotes")
+        return digest
+
+    def describe(self) -> str:
+        return "64 hex digits, in quotes"
+
+
+@section
 class FileSpec:
-    role: str                 # "train" | "test"
-    name: str                 # decompressed file name, e.g. "ijcnn1.t"
-    url: str | None
-    compression: str          # compression of the download
-    sha256: str | None        # of the decompressed content
-    n: int | None             # rows
-    member: str | None = None  # file inside a zip download
-    dataset: str = ""          # the registry entry it belongs to (named in messages)
+    role: str = field(None, "train | test", key=False, required=True)
+    name: str = field(None, "the decompressed file name, e.g. ijcnn1.t; local copies are found as name, name.xz, "
+                            "name.bz2, name.gz or the URL's basename, in the cache dir and in every mirror dir",
+                      Text(None, "a plain file name (no folder, not starting with '.')", r"[^./][^/]*\Z"),
+                      required=True, mandatory=True)
+    url: str | None = field(None, "the canonical download (the LIBSVM site, UCI, quantum-machine.org); null: no "
+                                  "public download known (the note then says where the data comes from and why it "
+                                  "cannot be fetched)", Url(), required=True)
+    compression: str = field("none", "of the download (zip: `member` names the file inside)", Words(COMPRESSIONS),
+                             required=True)
+    sha256: str | None = field(None, "of the decompressed content; null: not pinned, the sha256 of the first use is "
+                                     "recorded in the cache dir and later uses are checked against it (trust on "
+                                     "first use)", Sha256(), required=True)
+    n: int | None = field(None, "rows in the file", Count(1, "a positive integer"), required=True)
+    member: str | None = field(None, "the file inside a zip download", _TEXT)
+    dataset: str = field("", "the registry entry it belongs to (named in messages)", key=False)
 
     @property
     def download_name(self) -> str | None:
@@ -61,20 +104,64 @@ class FileSpec:
         return names
 
 
-@dataclass(frozen=True)
+@section
+class Split:
+    """How a test part is made when a config asks for `test: official` and there is no test file."""
+    protocol: str = field(None, "official: the test file; stratified: a seeded stratified split of the train file; "
+                                "random: a seeded random split (regression); tail: its last n_test rows",
+                          Words(PROTOCOLS), required=True, mandatory=True)
+    test_fraction: float | None = field(None, "stratified, random: the test part's share of the rows",
+                                        Number(0, 1, "must lie in (0, 1), got {}", open_low=True, open_high=True))
+    n_test: int | None = field(None, "tail: the test part's rows", Count(1, "a positive integer"))
+
+
+@section
+class CsvOptions:
+    """How a csv file is read (format csv)."""
+    label_column: int = field(0, "the labels' column, 0 the first", Count(0, "a column index >= 0"))
+    header_rows: int = field(0, "lines before the first row", Count(0, "an integer >= 0"))
+    delimiter: str = field(",", "what separates the fields of a line", Text(1, "one character", r"[^\r\n]\Z", empty=True))
+
+
+@section
 class DatasetSpec:
-    name: str
-    task: str
-    format: str
-    d: int
-    description: str
-    files: dict                # role -> FileSpec
-    split: dict                # {"protocol": ..., "test_fraction"/"n_test": ...}
-    note: str = ""
-    papers: tuple = ()
-    csv: dict = field(default_factory=dict)
-    source: str | None = None  # builtin data source
-    raw: dict = field(default_factory=dict)   # the entry as written in the YAML
+    name: str = field(None, "the entry's key under `datasets:`", key=False, required=True)
+    task: str = field(None, "what the labels are", Words(TASKS), required=True, mandatory=True)
+    format: str = field(None, "of the files (qm7: the QM7 MATLAB v5 file, kernelbench/data/qm7.py; builtin: "
+                              "generated from `source`)", Words(FORMATS), required=True, mandatory=True)
+    d: int = field(None, "number of features (svmlight files are parsed with n_features = d, 1-based indices)",
+                   Count(1, "a positive integer (number of features)"), required=True, mandatory=True)
+    description: str = field(None, "one line", _TEXT, required=True, mandatory=True)
+    files: dict = field(None, "train (required unless the format is builtin) and an optional test file",
+                        Named(FileSpec, "role"), shown="none (builtin)", required=True)     # role -> FileSpec
+    split: dict = field({"protocol": "stratified", "test_fraction": 0.25}, "how a test part is made", Split,
+                        shown="{protocol: stratified, test_fraction: 0.25}", required=True)    # as written
+    note: str = field("", "caveats shown in `kernelbench datasets info` and in Dataset.description",
+                      Text(None, "text", empty=True))
+    papers: tuple = field((), "the set's names in the papers, e.g. \"001 Adult\"", Items(_TEXT))
+    csv: dict = field({}, "format csv: how the file is read (the defaults when not given)", CsvOptions)
+    source: str | None = field(None, "builtin: the data source", Words(BUILTIN_SOURCES))
+    raw: dict = field({}, "the entry as written in the YAML", key=False)
+    n = field(None, "builtin: rows (a set without files says its size here)", Count(1, "a positive integer"))
+
+
+@section
+class RegistryFile:
+    version: int = field(1, "the registry format's version",
+                         Count(1, "an integer", among=(1,), refusal="expected 1, got {}"), required=True)
+    datasets: dict = field(None, "one entry per data set, under its name", Named(DatasetSpec, "dataset"),
+                           required=True, mandatory=True)
+
+
+REGISTRY_RULES = """\
+The registry is `datasets/registry.yaml` (or the file `$KERNELBENCH_REGISTRY` names). A builtin dataset names a
+`source` and has no files; any other has a `files.train`. `split` with protocol official needs a `files.test`,
+stratified and random a `test_fraction`, tail an `n_test`. `csv` is read only for format csv."""
+
+
+def reference_markdown() -> str:
+    """The documentation site's reference of registry entries: every key, its default and meaning."""
+    return markdown(documented(RegistryFile), REGISTRY_RULES)
 
 
 def registry_path() -> Path:
@@ -111,101 +198,52 @@ def _parse_registry(path: Path) -> dict[str, DatasetSpec]:
         raise DataError(f"Dataset registry {path} is not valid YAML: {exc}. Fix the file.") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("datasets"), dict):
         raise DataError(f"Dataset registry {path} must be a mapping with a 'datasets:' mapping. Fix the file.")
+    with refusals_as(lambda where, why: DataError(f"Dataset registry {path}: {where}: {why}. Fix the file.")):
+        read_section(RegistryFile, doc, "")
     out = {}
     for name, entry in doc["datasets"].items():
-        out[str(name)] = _parse_entry(path, str(name), entry)
+        with refusals_as(lambda where, why: DataError(f"Dataset registry {path}: dataset '{name}', field "
+                                                      f"'{where or '(entry)'}': {why}. Fix the registry entry.")):
+            out[str(name)] = _read_entry(str(name), entry)
     return out
 
 
-def _parse_entry(path: Path, name: str, entry) -> DatasetSpec:
-    def bad(fld, why):
-        return DataError(f"Dataset registry {path}: dataset '{name}', field '{fld}': {why}. Fix the registry entry.")
-
-    if not isinstance(entry, dict):
-        raise bad("(entry)", "must be a mapping")
-    task = entry.get("task")
-    if task not in TASKS:
-        raise bad("task", f"{task!r} is not one of {', '.join(TASKS)}")
-    fmt = entry.get("format")
-    if fmt not in FORMATS:
-        raise bad("format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
-    d = entry.get("d")
-    if not isinstance(d, int) or isinstance(d, bool) or d < 1:
-        raise bad("d", f"{d!r} must be a positive integer (number of features)")
-    description = entry.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise bad("description", "a one-line description is required")
-    files_raw = entry.get("files") or {}
-    if not isinstance(files_raw, dict):
-        raise bad("files", "must be a mapping with 'train' and optional 'test'")
-    unknown = set(files_raw) - {"train", "test"}
-    if unknown:
-        raise bad("files", f"unknown part(s) {sorted(unknown)}; allowed: train, test")
-    files = {}
-    for role, f in files_raw.items():
-        files[role] = _parse_file(bad, name, role, f)
-    source = entry.get("source")
-    if fmt == "builtin":
-        if source not in BUILTIN_SOURCES:
-            raise bad("source", f"{source!r} is not one of {', '.join(BUILTIN_SOURCES)}")
+def _read_entry(name: str, entry) -> DatasetSpec:
+    """One entry: its keys as declared, then the rules that tie them together."""
+    values = read_section(DatasetSpec, entry, "")
+    del values["n"]                     # kept in `raw` (kernelbench datasets info shows it)
+    given = read_mapping(entry.get("files"), "files", ROLES)
+    files = {role: _read_file(raw, role, name) for role, raw in given.items()}
+    if values["format"] == "builtin":
+        if values["source"] is None:
+            fail("source", f"a builtin dataset needs one of {', '.join(BUILTIN_SOURCES)}")
         if files:
-            raise bad("files", "a builtin dataset has no files")
+            fail("files", "a builtin dataset has no files")
     elif "train" not in files:
-        raise bad("files.train", "missing")
-    split = entry.get("split") or {"protocol": "stratified", "test_fraction": 0.25}
-    if not isinstance(split, dict) or split.get("protocol") not in PROTOCOLS:
-        raise bad("split.protocol", f"{split!r}: protocol must be one of {', '.join(PROTOCOLS)}")
-    if split["protocol"] in ("stratified", "random"):
-        frac = split.get("test_fraction")
-        if not isinstance(frac, (int, float)) or not 0 < frac < 1:
-            raise bad("split.test_fraction", f"{frac!r} must be a number in (0, 1)")
-    if split["protocol"] == "tail":
-        k = split.get("n_test")
-        if not isinstance(k, int) or k < 1:
-            raise bad("split.n_test", f"{k!r} must be a positive integer")
-    if split["protocol"] == "official" and "test" not in files:
-        raise bad("split", "protocol 'official' needs a files.test entry")
-    csv = entry.get("csv") or {}
-    if fmt == "csv":
-        csv = {"label_column": 0, "header_rows": 0, "delimiter": ",", **csv}
-        if not isinstance(csv["label_column"], int) or csv["label_column"] < 0:
-            raise bad("csv.label_column", f"{csv['label_column']!r} must be a column index >= 0")
-        if not isinstance(csv["header_rows"], int) or csv["header_rows"] < 0:
-            raise bad("csv.header_rows", f"{csv['header_rows']!r} must be an integer >= 0")
-    return DatasetSpec(
-        name=name, task=task, format=fmt, d=d, description=description.strip(), files=files,
-        split=dict(split), note=str(entry.get("note") or "").strip(),
-        papers=tuple(entry.get("papers") or ()), csv=csv, source=source, raw=copy.deepcopy(entry),
-    )
+        fail("files.train", "missing")
+    split = entry.get("split") or DatasetSpec.declared["split"].default
+    protocol = read_section(Split, split, "split")
+    if protocol["protocol"] in ("stratified", "random") and protocol["test_fraction"] is None:
+        fail("split.test_fraction", f"missing: a {protocol['protocol']} split needs the test part's share, e.g. 0.25")
+    if protocol["protocol"] == "tail" and protocol["n_test"] is None:
+        fail("split.n_test", "missing: a tail split needs the test part's rows")
+    if protocol["protocol"] == "official" and "test" not in files:
+        fail("split", "protocol 'official' needs a files.test entry")
+    if values["format"] == "csv":
+        csv = read_section(CsvOptions, entry.get("csv"), "csv")
+    elif entry.get("csv"):
+        fail("csv", "says how a csv file is read, but the format is not csv: drop it")
+    else:
+        csv = {}
+    values.update(description=values["description"].strip(), note=values["note"].strip())
+    return DatasetSpec(name=name, files=files, split=dict(split), csv=csv, raw=copy.deepcopy(entry), **values)
 
 
-def _parse_file(bad, dataset, role, f) -> FileSpec:
-    if not isinstance(f, dict):
-        raise bad(f"files.{role}", "must be a mapping with name, url, compression, sha256, n")
-    fname = f.get("name")
-    if not isinstance(fname, str) or not fname or "/" in fname or fname.startswith("."):
-        raise bad(f"files.{role}.name", f"{fname!r} must be a plain file name")
-    url = f.get("url")
-    if url is not None and (not isinstance(url, str) or not re.match(r"^https?://", url)):
-        raise bad(f"files.{role}.url", f"{url!r} must be an http(s) URL or null")
-    if url is not None and url.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] in ("", ".", ".."):
-        raise bad(f"files.{role}.url", f"{url!r} must end in a file name (it names the download in the cache)")
-    comp = f.get("compression", "none")
-    if comp not in COMPRESSIONS:
-        raise bad(f"files.{role}.compression", f"{comp!r} is not one of {', '.join(COMPRESSIONS)}")
-    member = f.get("member")
-    if comp == "zip" and not member:
-        raise bad(f"files.{role}.member", "a zip download needs the member (file inside the archive)")
-    sha = f.get("sha256")
-    if sha is not None:
-        sha = str(sha).lower()
-        if not _SHA256.match(sha):
-            raise bad(f"files.{role}.sha256", f"{f.get('sha256')!r} is not 64 hex digits (or null); write it in quotes")
-    n = f.get("n")
-    if n is not None and (not isinstance(n, int) or n < 1):
-        raise bad(f"files.{role}.n", f"{n!r} must be a positive integer or null")
-    return FileSpec(role=role, name=fname, url=url, compression=comp, sha256=sha, n=n, member=member,
-                    dataset=dataset)
+def _read_file(raw, role: str, dataset: str) -> FileSpec:
+    values = read_section(FileSpec, raw, f"files.{role}")
+    if values["compression"] == "zip" and not values["member"]:
+        fail(f"files.{role}.member", "a zip download needs the member (file inside the archive)")
+    return FileSpec(role=role, dataset=dataset, **values)
 
 
 def get_spec(name: str) -> DatasetSpec:

@@ -21,7 +21,7 @@ from sklearn.svm import SVC
 from test_fullscale import registry_with
 
 from kernelbench.baselines.svm_subsample import doubling_sizes
-from kernelbench.benchmarks import BENCHMARKS, BenchOptions
+from kernelbench.benchmarks import BENCHMARKS, BenchOptions, Method
 from kernelbench.benchmarks.measure import bench_config
 from kernelbench.cli import main
 from kernelbench.config import load_config
@@ -163,3 +163,29 @@ def test_bench_fullsize_runs_a_config_at_two_thread_counts_in_fresh_processes(tm
         assert record.config["algorithm"]["params"] == {**own.algorithm.params, "threads": threads}
         assert record.config["trials"] == 1 and record.dataset["n_train"] == 2000 and record.peak_memory_mb > 0
     assert "| susy_dsg_gu2018 | 2,000 |" in proc.stdout and "| 20 % |" in proc.stdout     # the Bayes error
+
+
+def test_every_declared_method_is_a_config_of_the_repository_or_a_registered_peer():
+    known = algorithms()
+    for bench in BENCHMARKS.values():
+        for method in bench.methods + bench.references:
+            if method.config is not None:       # {d}: a config of some data set
+                assert list((REPO / "configs").glob(method.config.replace("{d}", "*"))), (bench.name, method.config)
+            else:
+                assert method.algorithm in known and set(dict(method.params)) <= set(known[method.algorithm].parameters)
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"stop": "adds"}, r"fullscale\.stop: expected one of add, replace, own, got the string 'adds' \(did you mean 'add'\?\)"),
+    ({"threads": (2, 2)}, r"fullscale\.threads: lists 2 twice"),
+    ({"methods": (Method("x", "ours"),)}, r"fullscale\.methods\[0\]: give exactly one of config .* and algorithm"),
+    ({"methods": (Method("x", "theirs", config="x.yaml"),)}, r"fullscale\.methods\[0\]\.role: expected one of ours, peer"),
+])
+def test_a_wrong_benchmark_declaration_is_refused_naming_the_field(change, says):
+    from dataclasses import replace
+
+    from kernelbench.benchmarks.declared import checked
+    from kernelbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=says):
+        checked(replace(BENCHMARKS["fullscale"], **change))

@@ -17,8 +17,7 @@ from kernelbench.config import (FIELDS, AlgorithmConfig, DatasetConfig, Evaluate
                                 TagsConfig, TuneConfig, config_from_dict, config_to_dict, expand_grid, fields_markdown,
                                 load_config)
 from kernelbench.config import dataset as dataset_rules
-from kernelbench.config.declare import section
-from kernelbench.config.values import Count
+from kernelbench.schema import Count, section
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench import params as kb_params
 from kernelbench.params import BOOLEAN, NONE, POSITIVE, TEXT, Choice, Declared, Integer, declare, param
