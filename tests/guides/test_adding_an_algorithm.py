@@ -16,7 +16,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from kernelbench.estimators import algorithms
 from kernelbench.algorithms import ALGORITHMS
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "adding-an-algorithm.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "adding-an-algorithm.md"
 
 
 def _example_code() -> str:
