@@ -82,7 +82,9 @@ def test_the_pages_commands_print_each_algorithms_mean_lowest_first(command, cap
             printed[metric] = [row.split(": ") for row in out.splitlines()]
     for metric, rows in printed.items():
         means = final_means(tmp_path / "results" / "digits", metric)
-        assert [name for name, _ in rows] == sorted(means, key=means.get) and set(means) == {"dsg", "norma"}
+        assert sorted(name for name, _ in rows) == sorted(means) == ["dsg", "norma"]
+        values = [float(value) for _, value in rows]
+        assert values == sorted(values), f"not lowest first: {rows}"
         assert all(float(value) == pytest.approx(means[name], abs=5e-5) for name, value in rows)
 
 
