@@ -2,7 +2,7 @@
 
 OpenMP is detected by compiling and linking a tiny program with -fopenmp; without it the
 extensions still build, but every `prange` runs on one thread, so `OPENMP_BUILD` in each module
-records it and tests/test_build.py fails on such a build (set KERNELBENCH_ALLOW_NO_OPENMP=1 to
+records it and tests/project/test_build.py fails on such a build (set KERNELBENCH_ALLOW_NO_OPENMP=1 to
 accept it knowingly).
 """
 import os

@@ -30,7 +30,7 @@ from kernelbench.results import (
 
 from .compact import MAX_POINTS, Source, checked_points, finished_cells, published_config, published_files, sources
 
-SIZE_BUDGET = 11_000_000            # bytes under results/published plus REPRODUCTION.md (tests/test_publish.py):
+SIZE_BUDGET = 11_000_000            # bytes under results/published plus REPRODUCTION.md (tests/publish/test_publish.py):
 #   every paper's runs, their figures and Geng et al.'s 30 model-selection grids (a row per validated
 #   cell, 0.1-0.25 MB a grid): 7.7 MB; the sweep panels' runs (Geng et al. Fig. 2: 90 points, Gu et al.
 #   Fig. 1(g-h); about 7 KB a point, most of it run.json's provenance) and REPRODUCTION.md's claim

@@ -191,7 +191,7 @@ def report_header(data: ReportData, command: str, *, paper_link) -> list[str]:
     paper (`paper_link(paper)`: where its section or page is)."""
     lines = ["# Reproduction: do the papers' conclusions hold on our runs?", "",
              (f"Generated from the published runs ({_shown(data.published_dir)}/, written by `kernelbench publish`) "
-              f"by `{command}`; do not edit by hand: tests/test_publish.py fails when this file and the published "
+              f"by `{command}`; do not edit by hand: tests/publish/test_publish.py fails when this file and the published "
               "runs disagree."), "",
              HOW_VERDICTS_ARE_REACHED, "",
              "Marks: " + ", ".join(marked(name) for name in MARKS) + ". Each claim links to its detail: its full "

@@ -115,7 +115,7 @@ class Solver(Declared, BaseEstimator):
     predict_parallelism = "serial"
     # scikit-learn estimator checks this class is expected to fail with its defaults: {check: why},
     # only a check scikit-learn expects to fail for its own estimator of the same kind, named in `why`
-    # (tests/test_registry_estimators.py runs every registered class through check_estimator).
+    # (tests/estimators/test_registry_estimators.py runs every registered class through check_estimator).
     expected_failed_checks: dict = {}
     # loss 'auto' (a class with a `loss` parameter): what it trains with for two classes or for
     # regression, and for more than two classes (softmax, where the solver offers it)

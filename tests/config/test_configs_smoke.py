@@ -70,7 +70,7 @@ def _missing_files(cfg) -> list[str]:
 def test_config_smoke_runs(config, kb_env, tmp_path, monkeypatch, capsys):
     """`kernelbench run CONFIG --smoke` through the command's own entry point, in this process (a
     fresh process per config would import scikit-learn and the compiled cores 200 times; the
-    console program itself runs as a subprocess in tests/test_cli.py)."""
+    console program itself runs as a subprocess in tests/cli/test_cli.py)."""
     from kernelbench.cli import main
     from kernelbench.config import load_config
 

@@ -258,6 +258,6 @@ def _semi_supervised_view(cls):
 @pytest.mark.parametrize("cls", SEMI_SUPERVISED, ids=lambda c: c.__name__)
 def test_scikit_learn_checks_pass_with_unlabeled_rows(cls):
     """scikit-learn's checks give fully labeled y, which trains the supervised special case
-    (tests/test_registry_estimators.py); here each runs with a third of the check's rows
+    (tests/estimators/test_registry_estimators.py); here each runs with a third of the check's rows
     unlabeled, so that they exercise the semi-supervised training itself."""
     check_estimator(_semi_supervised_view(cls)(), expected_failed_checks=dict(cls.expected_failed_checks))

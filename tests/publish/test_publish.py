@@ -30,11 +30,11 @@ from kernelbench.report import (
 from kernelbench.reproduce import absent_data, experiments, matrix, not_run
 from kernelbench.results import ABSENT_FILE, Run, collect_results, read_results, run_folders
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO / "results" / "published"
 REPRODUCTION = REPO / "REPRODUCTION.md"
 
-# the smallest real runs of the suite (tests/test_reproduce.py): DSG, 6 iterations on 400 synthetic rows
+# the smallest real runs of the suite (tests/reproduce/test_reproduce.py): DSG, 6 iterations on 400 synthetic rows
 TINY = """name: {name}
 tags: {{paper: dai2014, figure: fig1, panel: "p", role: ours}}
 dataset: {{name: synthetic, shape: susy, n: 400, n_test: 100}}

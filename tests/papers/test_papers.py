@@ -20,7 +20,7 @@ from kernelbench.measures import CLAIM_MEASURES, MEASURES, READS, measure
 from kernelbench.papers import (PAPERS, SENTENCE_END, Claim, ClaimTest, Published, Selector, get_paper, load_paper,
                                 paper_ids, reads_as_quote, sentence_number)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FOLDER = Path(papers.__file__).parent
 SHARED_PAPERS = ROOT.parent / "shared" / "papers"
 QUOTE_LINES = 3         # how far from its `line` a claim's quote may start

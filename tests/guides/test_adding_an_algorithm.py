@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +15,11 @@ from sklearn.utils.estimator_checks import check_estimator
 from kernelbench.estimators import algorithms
 from kernelbench.algorithms import ALGORITHMS
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "adding-an-algorithm.md"
+from guide_pages import code_blocks
 
 
 def _example_code() -> str:
-    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
+    blocks = code_blocks("adding-an-algorithm.md", "python")
     assert len(blocks) == 1, "the page holds one python block: the whole module"
     return blocks[0]
 

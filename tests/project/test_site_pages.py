@@ -18,7 +18,7 @@ import pytest
 
 from kernelbench.papers import paper_ids
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "docs" / "site-config" / "mkdocs.yml"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 HAS_MKDOCS = all(importlib.util.find_spec(m) is not None for m in ("mkdocs", "material"))

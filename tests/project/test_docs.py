@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = ROOT / "docs"
 README_BUDGET = 12 * 1024          # bytes: the README says what this is and points to the site
 
@@ -174,11 +174,16 @@ def test_a_files_reference_has_every_key_the_files_use(hooks, reference, files):
 
 
 def test_every_config_and_script_the_readme_and_pages_name_exists():
+    """Except the example files a guide has its reader write (the adding-* pages, which tests/guides/
+    follow in an empty folder): a code block that names its file on its first line."""
     texts = [(ROOT / "README.md").read_text(encoding="utf-8")]
     texts += [page.read_text(encoding="utf-8") for page in PAGES.rglob("*.md")]
-    named = {path for text in texts for path in re.findall(r"\b((?:configs|scripts)/[\w.-]+\.(?:yaml|py))\b", text)}
+    path = r"((?:configs|scripts)/[\w.-]+\.(?:yaml|py))"
+    named = {name for text in texts for name in re.findall(rf"\b{path}\b", text)}
+    written = {name for page in PAGES.glob("guide/adding-*.md")
+               for name in re.findall(rf"^```\w*\n# {path}\n", page.read_text(encoding="utf-8"), re.M)}
     assert len(named) > 10
-    assert sorted(path for path in named if not (ROOT / path).is_file()) == []
+    assert sorted(name for name in named - written if not (ROOT / name).is_file()) == []
 
 
 # What makes each of the README's offline examples quick in CI, added after its own arguments: the

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import MIRROR
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from flaky_server import registry_text
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ROWS = b"".join(b"%d 1:%d.5 2:%d 3:0.%03d\n" % (1 if i % 3 else -1, i % 7, i % 5, (37 * i) % 1000)
                 for i in range(400))
 BODY = bz2.compress(ROWS)

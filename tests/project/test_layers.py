@@ -21,7 +21,7 @@ import ast
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
+PACKAGE = Path(__file__).resolve().parents[2] / "kernelbench"
 LAYERS = {
     "kernelbench": 0, "kernelbench.errors": 0, "kernelbench._vocab": 0, "kernelbench._io": 0, "kernelbench.measures": 0,
     "kernelbench.schema": 0,

@@ -33,7 +33,7 @@ import yaml
 
 from kernelbench.results import COLUMNS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "configs" / "quickstart.yaml"
 from conftest import MIRROR as _MIRROR  # noqa: E402
 MIRROR = str(_MIRROR)

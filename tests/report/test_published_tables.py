@@ -16,7 +16,7 @@ import pytest
 from kernelbench.papers import paper_ids
 from kernelbench.report.tables import final_numbers_markdown
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "results" / "published"
 MEASURES = (("test_error", 100.0), ("test_mse", 1.0), ("test_mae", 1.0))   # the first with a value
 
