@@ -23,6 +23,8 @@ from kernelbench.cli.datasets import datasets_app
 from kernelbench.cli.demo import demo
 from kernelbench.cli.downloads import AssumeYes, dataset_files_first
 from kernelbench.cli.helptext import unwrap_help
+from kernelbench.cli.options import (ConfigSets, ConfigsFolder, Jobs, Quiet, Resume, RunsOut, Scheduler,
+                                     SeedOverride, ThreadsOverride, checked_folds)
 from kernelbench.cli.overrides import parse_sets
 from kernelbench.cli.summaries import print_compare_command, print_grid_summary, print_run_summary, print_tune_summary
 from kernelbench.cli.sweep import sweep
@@ -95,19 +97,18 @@ def _execution(jobs, scheduler):
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
-    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
-    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads (0 = all cores)"),
+    out: RunsOut = Path("results"),
+    seed: SeedOverride = None,
+    threads: ThreadsOverride = None,
     trials: Optional[int] = typer.Option(None, help="override the config's number of trials"),
-    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
-                                             "dotted key, e.g. --set stop.passes=1 (repeatable)"),
+    sets: ConfigSets = None,
     smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
     protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="score the test part, or "
                                            "Geng et al.'s fold scheme (needs dataset.labeled; overrides `protocol:`)"),
-    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished run of this config under --out"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    resume: Resume = False,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    quiet: Quiet = False,
     yes: AssumeYes = False,
 ):
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
@@ -138,15 +139,14 @@ def run(
 def grid(
     config: Optional[Path] = typer.Argument(None, help=f"experiment YAML (default {DEFAULT_CONFIG})"),
     cv: Optional[int] = typer.Option(None, "--cv", help="folds (overrides the config's cv)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
-    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
-    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
-    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
-                                             "dotted key, e.g. --set dataset.subsample=100000 (repeatable)"),
-    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished grid of this config under --out"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells × folds in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    out: RunsOut = Path("results"),
+    seed: SeedOverride = None,
+    threads: ThreadsOverride = None,
+    sets: ConfigSets = None,
+    resume: Resume = False,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    quiet: Quiet = False,
     yes: AssumeYes = False,
 ):
     """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
@@ -156,9 +156,7 @@ def grid(
     from kernelbench.config import load_config
     from kernelbench.experiment import grid_search
 
-    if cv is not None:
-        if cv < 2:
-            raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
+    if checked_folds(cv) is not None:
         overrides["cv"] = cv
     cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
     try:
@@ -179,15 +177,14 @@ def tune(
     cv: Optional[int] = typer.Option(None, "--cv", help="validate by this many folds of the training part (sets tune.validation: cv)"),
     validation: Optional[Validation] = typer.Option(None, "--validation",
                                                     help="how the search validates (overrides tune.validation)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
-    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
-    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
-    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
-                                             "dotted key, e.g. --set tune.eta=4 (repeatable)"),
-    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished tune of this config under --out"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    out: RunsOut = Path("results"),
+    seed: SeedOverride = None,
+    threads: ThreadsOverride = None,
+    sets: ConfigSets = None,
+    resume: Resume = False,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    quiet: Quiet = False,
     yes: AssumeYes = False,
 ):
     """Model selection on the training part only: settings sampled from the search space, bad ones
@@ -202,9 +199,7 @@ def tune(
         overrides["tune.budget"] = budget
     if candidates is not None:
         overrides["tune.candidates"] = candidates
-    if cv is not None:
-        if cv < 2:
-            raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
+    if checked_folds(cv) is not None:
         overrides["cv"] = cv
         overrides["tune.validation"] = "cv"
     if validation is not None:
@@ -225,19 +220,19 @@ def reproduce(
     paper: Optional[Paper] = typer.Argument(None, help="the paper's id"),
     list_: bool = typer.Option(False, "--list", help="print the paper × figure/table × dataset × algorithm "
                                                      "matrix and what is runnable here, run nothing"),
-    configs: Path = typer.Option(Path("configs"), "--configs", help="folder of the papers' configs"),
+    configs: ConfigsFolder = Path("configs"),
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders, figures and report"),
     budget: Optional[str] = typer.Option(None, "--budget", help="start experiments only within this time, e.g. 2h "
                                                                 "(the rest: the same command again)"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells of each experiment in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
     protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="for every config with "
                                            "dataset.labeled (the others run unchanged)"),
     published_dir: Path = typer.Option(Path("results/published"), "--published", help="published runs (kernelbench "
                                        "publish) that estimate the time of experiments not run under --out"),
     figure: Optional[str] = typer.Option(None, "--figure", help="only the configs and sweeps of this figure or "
                                                                 "table (tags.figure), e.g. fig2"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    quiet: Quiet = False,
 ):
     """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed)
     and its sweep panels (finished points kept), then its figures and report section; --list
