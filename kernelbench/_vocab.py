@@ -24,7 +24,8 @@ TAGS = ("paper", "figure", "panel", "role")     # what a run is for (config `tag
 ROLES = ("ours", "baseline", "peer")            # tags.role: the paper's own algorithm, its comparator,
                                                 # or a method it never ran (what users pick today)
 
-PROTOCOLS = ("held-out", "paper")               # what test_error measures (config `protocol:`)
+SCORING_PROTOCOLS = ("held-out", "paper")       # what test_error measures (config `protocol:`); the
+                                                # registry's split protocols are data.registry's
 VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `tune.validation`)
 
 # Budget maintenance of the budgeted SVMs: merging by golden section search (standard or precise),

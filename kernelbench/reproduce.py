@@ -36,7 +36,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import NO_CELL_FINISHED, PROTOCOLS
+from kernelbench._vocab import NO_CELL_FINISHED, SCORING_PROTOCOLS
 from kernelbench.config import ExperimentConfig, config_to_dict, duration_text, expand_grid, load_config
 from kernelbench.data.fetch import fetch_command, resolve_local
 from kernelbench.data.registry import get_spec
@@ -86,8 +86,8 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
     `figure`: only the configs tagged with that figure."""
     if paper is not None:
         get_paper(paper)                    # an unknown id: a ConfigError naming the papers
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise ConfigError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    if protocol is not None and protocol not in SCORING_PROTOCOLS:
+        raise ConfigError(f"--protocol: expected one of {', '.join(SCORING_PROTOCOLS)}, got {protocol!r}")
     configs_dir = Path(configs_dir)
     if not configs_dir.is_dir():
         raise KernelbenchError(f"configs folder {configs_dir} does not exist; run from the repository "

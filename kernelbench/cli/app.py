@@ -17,7 +17,7 @@ import typer
 import kernelbench
 
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import METRICS, PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
+from kernelbench._vocab import METRICS, PUBLISHED_POINTS, SCORING_PROTOCOLS, VALIDATIONS
 from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.cli.demo import demo
@@ -45,7 +45,7 @@ def _choices(name: str, values) -> type[enum.Enum]:
     return enum.Enum(name, {v: v for v in values}, type=str)
 
 
-Protocol = _choices("Protocol", PROTOCOLS)
+ScoringProtocol = _choices("ScoringProtocol", SCORING_PROTOCOLS)
 Validation = _choices("Validation", VALIDATIONS)
 Paper = _choices("Paper", paper_ids())
 Metric = _choices("Metric", METRICS)
@@ -103,7 +103,7 @@ def run(
     trials: Optional[int] = typer.Option(None, help="override the config's number of trials"),
     sets: ConfigSets = None,
     smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
-    protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="score the test part, or "
+    protocol: Optional[ScoringProtocol] = typer.Option(None, "--protocol", help="score the test part, or "
                                            "Geng et al.'s fold scheme (needs dataset.labeled; overrides `protocol:`)"),
     resume: Resume = False,
     jobs: Jobs = 1,
@@ -226,7 +226,7 @@ def reproduce(
                                                                 "(the rest: the same command again)"),
     jobs: Jobs = 1,
     scheduler: Scheduler = None,
-    protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="for every config with "
+    protocol: Optional[ScoringProtocol] = typer.Option(None, "--protocol", help="for every config with "
                                            "dataset.labeled (the others run unchanged)"),
     published_dir: Path = typer.Option(Path("results/published"), "--published", help="published runs (kernelbench "
                                        "publish) that estimate the time of experiments not run under --out"),

@@ -2,8 +2,8 @@
 the resolved config (and the reference) lists them."""
 from __future__ import annotations
 
-from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS,
-                                VALIDATIONS)
+from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS,
+                                SCORING_PROTOCOLS, SYNTHETIC, TASKS, VALIDATIONS)
 from kernelbench.config.declare import field, keys, section
 from kernelbench.config.values import (Column, Count, Delimiter, Duration, Flag, FlagOrAuto, Labels, Number, Subset,
                                        Text, Words)
@@ -229,7 +229,7 @@ class ExperimentConfig:
     protocol: str = field("held-out", "what test_error measures. held-out: the test part. paper: Geng et al.'s "
                                       "§6.1 scheme, needs dataset.labeled -- per trial, the L labeled rows + "
                                       "unlabeled fold i train, the other cv - 1 unlabeled folds are scored; the test "
-                                      "part is not used", Words(PROTOCOLS))
+                                      "part is not used", Words(SCORING_PROTOCOLS))
     then: dict = field({}, "a second model-selection stage for `kernelbench grid`, same syntax as `grid` and other "
                            "parameters: cross-validated with the best grid values fixed (Geng et al. §6.1: η after "
                            "C and σ); needs `grid`; refused by `kernelbench run`")    # as `grid`

@@ -20,7 +20,7 @@ from kernelbench.errors import DataError
 
 FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (qm7.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
-PROTOCOLS = ("official", "stratified", "random", "tail")
+SPLIT_PROTOCOLS = ("official", "stratified", "random", "tail")
 BUILTIN_SOURCES = ("sklearn_digits_8_vs_6",)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -153,8 +153,8 @@ def _parse_entry(path: Path, name: str, entry) -> DatasetSpec:
     elif "train" not in files:
         raise bad("files.train", "missing")
     split = entry.get("split") or {"protocol": "stratified", "test_fraction": 0.25}
-    if not isinstance(split, dict) or split.get("protocol") not in PROTOCOLS:
-        raise bad("split.protocol", f"{split!r}: protocol must be one of {', '.join(PROTOCOLS)}")
+    if not isinstance(split, dict) or split.get("protocol") not in SPLIT_PROTOCOLS:
+        raise bad("split.protocol", f"{split!r}: protocol must be one of {', '.join(SPLIT_PROTOCOLS)}")
     if split["protocol"] in ("stratified", "random"):
         frac = split.get("test_fraction")
         if not isinstance(frac, (int, float)) or not 0 < frac < 1:
