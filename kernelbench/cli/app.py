@@ -172,7 +172,7 @@ def grid(
 @app.command()
 def tune(
     config: Path = typer.Argument(..., help="experiment YAML; its `search:` (or the algorithm's declared space) is searched"),
-    budget: Optional[str] = typer.Option(None, "--budget", help="time for the search, e.g. 90s, 10m, 1h (overrides tune.budget)"),
+    search_time: Optional[str] = typer.Option(None, "--budget", help="time for the search, e.g. 90s, 10m, 1h (overrides tune.budget)"),
     candidates: Optional[int] = typer.Option(None, "--candidates", help="settings to try (overrides tune.candidates)"),
     cv: Optional[int] = typer.Option(None, "--cv", help="validate by this many folds of the training part (sets tune.validation: cv)"),
     validation: Optional[Validation] = typer.Option(None, "--validation",
@@ -195,8 +195,8 @@ def tune(
     from kernelbench.config import load_config
     from kernelbench.experiment import tune as tune_search
 
-    if budget is not None:
-        overrides["tune.budget"] = budget
+    if search_time is not None:
+        overrides["tune.budget"] = search_time
     if candidates is not None:
         overrides["tune.candidates"] = candidates
     if checked_folds(cv) is not None:
@@ -222,7 +222,7 @@ def reproduce(
                                                      "matrix and what is runnable here, run nothing"),
     configs: ConfigsFolder = Path("configs"),
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders, figures and report"),
-    budget: Optional[str] = typer.Option(None, "--budget", help="start experiments only within this time, e.g. 2h "
+    time_limit: Optional[str] = typer.Option(None, "--budget", help="start experiments only within this time, e.g. 2h "
                                                                 "(the rest: the same command again)"),
     jobs: Jobs = 1,
     scheduler: Scheduler = None,
@@ -249,7 +249,7 @@ def reproduce(
         raise ConfigError(f"name a paper ({', '.join(paper_ids())}), or use --list")
     try:
         reproduce_paper(paper, configs_dir=configs, out_dir=out,
-                        budget=parse_duration(budget, "--budget") if budget else None,
+                        time_limit=parse_duration(time_limit, "--budget") if time_limit else None,
                         execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo,
                         protocol=protocol, published_dir=published_dir, figure=figure)
     except KeyboardInterrupt as e:
