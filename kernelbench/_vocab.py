@@ -33,7 +33,7 @@ VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
 
 # `kernelbench publish --points`: the evaluations a published copy keeps of each curve by default
-# (kernelbench/publish.py; the CLI shows it as the option's default)
+# (kernelbench/publish; the CLI shows it as the option's default)
 PUBLISHED_POINTS = 50
 
 # The state of an experiment whose run ended with no finished cell (every cell skipped or failed):

@@ -53,8 +53,6 @@ FOLDER = Path(__file__).parent
 # The order papers are listed in (that of the index of ../shared/papers); a paper file whose id is
 # not named here comes after these, alphabetically.
 ORDER = ("geng2019", "dai2014", "gu2018", "li2016", "glasmachers2019")
-# The C build of PyYAML's safe loader when present (the same safe subset of YAML, about ten times
-# faster on these files); the pure-Python one otherwise.
 
 
 @dataclass(frozen=True)
