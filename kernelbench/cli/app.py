@@ -94,6 +94,18 @@ def _execution(jobs, scheduler):
     return Execution(jobs=jobs, scheduler=scheduler)
 
 
+def _run_and_summarise(start, cfg, summary, **options) -> None:
+    """Start an experiment (run_experiment, grid_search or tune) with this command line, then print
+    its `summary`, its results file and the command that draws its page."""
+    try:
+        path = start(cfg, command=_command(), **options)
+    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
+        _exit_interrupted(e)
+    summary(path)
+    typer.echo(f"results: {path / 'results.csv'}")
+    print_compare_command(path, _command())
+
+
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
@@ -125,24 +137,18 @@ def run(
         raise ConfigError(f"{config}: then: is a second model-selection stage (cross-validated after "
                           f"grid:) for `kernelbench grid`, which `run` does not do; use "
                           f"`kernelbench grid {config}`, or remove then:")
-    try:
-        path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=_command(),
-                              resume=resume, execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
-        _exit_interrupted(e)
-    print_run_summary(path)
-    typer.echo(f"results: {path / 'results.csv'}")
-    print_compare_command(path, _command())
+    _run_and_summarise(run_experiment, cfg, print_run_summary, out_dir=out, smoke=smoke, quiet=quiet,
+                       resume=resume, execution=_execution(jobs, scheduler))
 
 
 @app.command()
 def grid(
     config: Optional[Path] = typer.Argument(None, help=f"experiment YAML (default {DEFAULT_CONFIG})"),
-    cv: Optional[int] = typer.Option(None, "--cv", help="folds (overrides the config's cv)"),
     out: RunsOut = Path("results"),
     seed: SeedOverride = None,
     threads: ThreadsOverride = None,
     sets: ConfigSets = None,
+    cv: Optional[int] = typer.Option(None, "--cv", help="folds (overrides the config's cv)"),
     resume: Resume = False,
     jobs: Jobs = 1,
     scheduler: Scheduler = None,
@@ -159,14 +165,8 @@ def grid(
     if checked_folds(cv) is not None:
         overrides["cv"] = cv
     cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
-    try:
-        path = grid_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
-                           execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
-        _exit_interrupted(e)
-    print_grid_summary(path)
-    typer.echo(f"results: {path / 'results.csv'}")
-    print_compare_command(path, _command())
+    _run_and_summarise(grid_search, cfg, print_grid_summary, out_dir=out, quiet=quiet, resume=resume,
+                       execution=_execution(jobs, scheduler))
 
 
 @app.command()
@@ -205,14 +205,8 @@ def tune(
     if validation is not None:
         overrides["tune.validation"] = validation.value
     cfg = load_config(config, overrides=overrides)
-    try:
-        path = tune_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
-                           execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
-        _exit_interrupted(e)
-    print_tune_summary(path)
-    typer.echo(f"results: {path / 'results.csv'}")
-    print_compare_command(path, _command())
+    _run_and_summarise(tune_search, cfg, print_tune_summary, out_dir=out, quiet=quiet, resume=resume,
+                       execution=_execution(jobs, scheduler))
 
 
 @app.command()
