@@ -5,7 +5,7 @@ from __future__ import annotations
 from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS,
                                 SCORING_PROTOCOLS, SYNTHETIC, TASKS, VALIDATIONS)
 from kernelbench.config.declare import field, keys, section
-from kernelbench.config.values import (Column, Count, Delimiter, Duration, Flag, FlagOrAuto, Labels, Number, Subset,
+from kernelbench.config.values import (Column, Count, Delimiter, Duration, Flag, Labels, Number, Subset,
                                        Text, Words)
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 
@@ -28,7 +28,7 @@ class DatasetConfig:
     delimiter: str | None = field(None, "what separates the fields of a csv / tsv file", Delimiter(),
                                   shown="`,` (.csv), tab (.tsv)")
     header: bool | str | None = field(None, "whether a csv / tsv file's first line names the columns (auto: "
-                                            "when it holds a word that is not a number)", FlagOrAuto(), shown="auto")
+                                            "when it holds a word that is not a number)", Flag(auto=True), shown="auto")
     label: int | str | None = field(None, "the column of a csv / tsv / npy / parquet file that holds the "
                                           "labels (targets); the other columns are the features", Column(),
                                     shown="0 (the first column)")

@@ -200,15 +200,16 @@ class Words:
 
 @dataclass(frozen=True)
 class Flag:
-    """true or false."""
+    """true or false; with `auto`, also the word auto (decided from the data)."""
+    auto: bool = False
 
-    def read(self, value, path: str) -> bool:
-        if not isinstance(value, bool):
-            _fail(path, f"expected true or false, got {_show(value)}")
+    def read(self, value, path: str):
+        if not isinstance(value, bool) and not (self.auto and value == "auto"):
+            _fail(path, f"expected {'true, false or auto' if self.auto else 'true or false'}, got {_show(value)}")
         return value
 
     def describe(self) -> str:
-        return "true | false"
+        return "true | false | auto" if self.auto else "true | false"
 
 
 @dataclass(frozen=True)
@@ -313,16 +314,3 @@ class Delimiter:
 
     def describe(self) -> str:
         return "one character, or tab"
-
-
-@dataclass(frozen=True)
-class FlagOrAuto:
-    """true, false or `auto` (decided from the data)."""
-
-    def read(self, value, path: str):
-        if value != "auto" and not isinstance(value, bool):
-            _fail(path, f"expected true, false or auto, got {_show(value)}")
-        return value
-
-    def describe(self) -> str:
-        return "true | false | auto"
