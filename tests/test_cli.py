@@ -35,7 +35,8 @@ from kernelbench.results import COLUMNS
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "configs" / "quickstart.yaml"
-from conftest import MIRROR as _MIRROR, cli_in_process  # noqa: E402
+from conftest import MIRROR as _MIRROR  # noqa: E402
+from helpers import cli_in_process  # noqa: E402
 MIRROR = str(_MIRROR)
 RUN_NAME_RE = re.compile(r"^quickstart-\d{8}-\d{6}-[0-9a-f]{6}$")
 TIMING_COLUMNS = ["train_seconds", "predict_seconds", "train_memory_mb"]

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO, cli_in_process
+from conftest import REPO
+from helpers import cli_in_process
 
 HEADER = "height,weight,target,age\n"
 ROWS = "".join(f"{0.1 * i:.1f},{(-1) ** i * 0.3 * i:.1f},{1 if i % 2 else -1},{i % 5}\n" for i in range(1, 21))

@@ -11,7 +11,7 @@ from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import BOOLEAN, RANDOM_STATE, Integer, declare, param
 from kernelbench.solvers.base import BudgetExceededError, Solver
 
-from conftest import toy_dataset  # noqa: E402
+from helpers import toy_dataset  # noqa: E402
 
 
 class _QuadraticSolver(Solver):

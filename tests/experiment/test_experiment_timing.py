@@ -14,7 +14,7 @@ from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import RANDOM_STATE, declare
 from kernelbench.solvers.base import Solver
 
-from conftest import toy_dataset  # noqa: E402
+from helpers import toy_dataset  # noqa: E402
 
 
 def _blas_threads():
