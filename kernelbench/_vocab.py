@@ -24,7 +24,8 @@ TAGS = ("paper", "figure", "panel", "role")     # what a run is for (config `tag
 ROLES = ("ours", "baseline", "peer")            # tags.role: the paper's own algorithm, its comparator,
                                                 # or a method it never ran (what users pick today)
 
-PROTOCOLS = ("held-out", "paper")               # what test_error measures (config `protocol:`)
+SCORING_PROTOCOLS = ("held-out", "paper")       # what test_error measures (config `protocol:`); the
+                                                # registry's split protocols are data.registry's
 VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `tune.validation`)
 
 # Budget maintenance of the budgeted SVMs: merging by golden section search (standard or precise),
@@ -32,7 +33,7 @@ VALIDATIONS = ("holdout", "cv", "paper")        # how `tune` validates (config `
 MERGE_METHODS = ("gss", "gss-precise", "lookup-h", "lookup-wd", "removal")
 
 # `kernelbench publish --points`: the evaluations a published copy keeps of each curve by default
-# (kernelbench/publish.py; the CLI shows it as the option's default)
+# (kernelbench/publish; the CLI shows it as the option's default)
 PUBLISHED_POINTS = 50
 
 # The state of an experiment whose run ended with no finished cell (every cell skipped or failed):

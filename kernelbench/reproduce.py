@@ -9,7 +9,7 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
     estimate   the duration of the newest earlier run of the experiment under --out, else that of
                its published run (results/published, `kernelbench publish`; publish.published_seconds),
                else the config's time limit (stop.seconds × cells × trials); "?" when none is known;
-    budget     with --budget, experiments are started while that much time has not been spent
+    time limit with --budget, experiments are started while that much time has not been spent
                (a started one is finished; the rest are listed as left for the next call).
     selection  a model-selection config (`cv:` set, or `then:`; e.g. configs/*_grid.yaml) runs as
                `kernelbench grid` does: its grid cross-validated on the training part, the best
@@ -36,7 +36,7 @@ import yaml
 from tqdm.auto import tqdm
 
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import NO_CELL_FINISHED, PROTOCOLS
+from kernelbench._vocab import NO_CELL_FINISHED, SCORING_PROTOCOLS
 from kernelbench.config import ExperimentConfig, config_to_dict, duration_text, expand_grid, load_config
 from kernelbench.data.fetch import fetch_command, resolve_local
 from kernelbench.data.registry import get_spec
@@ -53,6 +53,7 @@ from kernelbench.results import Run, RunRecord, final_rows, read_results
 # paper's `sweeps`
 SWEEPS = tuple((paper.id, sweep.figure, sweep.command) for paper in PAPERS.values() for sweep in paper.sweeps)
 FIGURE_KEY = "tags.figure"                # the override that tags a sweep's runs with its panel
+TIME_SPENT = "left (budget spent)"        # an experiment or sweep not started within --budget
 
 
 @dataclass
@@ -86,8 +87,8 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
     `figure`: only the configs tagged with that figure."""
     if paper is not None:
         get_paper(paper)                    # an unknown id: a ConfigError naming the papers
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise ConfigError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    if protocol is not None and protocol not in SCORING_PROTOCOLS:
+        raise ConfigError(f"--protocol: expected one of {', '.join(SCORING_PROTOCOLS)}, got {protocol!r}")
     configs_dir = Path(configs_dir)
     if not configs_dir.is_dir():
         raise KernelbenchError(f"configs folder {configs_dir} does not exist; run from the repository "
@@ -263,7 +264,7 @@ def sweep_plan(figure: str, command: str, configs_dir) -> SweepCommand:
     return SweepCommand([Path(configs_dir) / c.name for c in configs], {FIGURE_KEY: [figure], **over}, processes)
 
 
-def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: float | None = None,
+def reproduce(paper: str, *, configs_dir="configs", out_dir="results", time_limit: float | None = None,
               execution=None, quiet=False, echo=print, protocol: str | None = None, published_dir=None,
               figure: str | None = None, sweeps=None) -> dict:
     """Run the paper's runnable experiments not done yet (resuming unfinished ones) and its sweeps
@@ -291,8 +292,8 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
     command = ["kernelbench", "reproduce", paper, *(["--protocol", protocol] if protocol else [])]
     bar = tqdm(todo, desc=f"reproduce {paper}", unit="experiment", disable=quiet)
     for e in bar:
-        if budget is not None and time.monotonic() - started >= budget:
-            outcome[e.path.name] = "left (budget spent)"
+        if time_limit is not None and time.monotonic() - started >= time_limit:
+            outcome[e.path.name] = TIME_SPENT
             continue
         bar.set_postfix_str(e.cfg.name)
         try:
@@ -307,7 +308,7 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", budget: f
             outcome[e.path.name] = f"failed: {error}"
             echo(f"  {e.path.name}: {error}")
     bar.close()
-    deadline = started + budget if budget is not None else None
+    deadline = started + time_limit if time_limit is not None else None
     for sweep_figure, sweep_command in planned:
         outcome.update(_run_paper_sweep(sweep_figure, sweep_command, configs_dir, out_dir, deadline, command, echo))
     Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -336,7 +337,7 @@ def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, 
     for config in configs:
         key = f"{figure} sweep: {config.name}"
         if deadline is not None and time.monotonic() >= deadline:
-            outcome[key] = "left (budget spent)"
+            outcome[key] = TIME_SPENT
             continue
         try:
             missing = missing_data(load_config(config))
@@ -353,7 +354,7 @@ def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, 
             echo(f"  {key}: {error}")
             continue
         if deadline is not None and time.monotonic() >= deadline and not _line_complete(points, over):
-            outcome[key] = "left (budget spent)"
+            outcome[key] = TIME_SPENT
         else:
             outcome[key] = "done" if points and all(p.kept for p in points) else "ran"
     return outcome

@@ -177,29 +177,17 @@ class SDCAFeaturesClassifier(_FixedFeatures):
         return float(primal - (np.mean(conj) - 0.5 * self.lambda_ * w @ w))
 
 
-register_algorithm(
-    "r-pegasos", classifier=PegasosClassifier, tasks=("binary",), fixed={"feature_map": "random_fourier"},
-    description="r-Pegasos: Pegasos on 2^8 fixed random Fourier features (scikit-learn RBFSampler); "
-                "Dai et al. 2014 baseline",
-    smoke_params={"n_components": 32, "batch_size": 16},
-)
-
-register_algorithm(
-    "n-pegasos", classifier=PegasosClassifier, tasks=("binary",), fixed={"feature_map": "nystroem"},
-    description="n-Pegasos: Pegasos on a rank-2^8 Nyström map (scikit-learn Nystroem); "
-                "Dai et al. 2014 baseline",
-    smoke_params={"n_components": 32, "batch_size": 16},
-)
-
-register_algorithm(
-    "r-sdca", classifier=SDCAFeaturesClassifier, tasks=("binary",), fixed={"feature_map": "random_fourier"},
-    description="r-SDCA: dual coordinate ascent on 2^8 fixed random Fourier features (RBFSampler); "
-                "Dai et al. 2014 baseline",
-    smoke_params={"n_components": 32, "batch_size": 16},
-)
-
-register_algorithm(
-    "n-sdca", classifier=SDCAFeaturesClassifier, tasks=("binary",), fixed={"feature_map": "nystroem"},
-    description="n-SDCA: dual coordinate ascent on a rank-2^8 Nyström map (Nystroem); Dai et al. 2014 baseline",
-    smoke_params={"n_components": 32, "batch_size": 16},
-)
+# Dai et al. 2014's fixed-feature baselines: each solver on random Fourier features (r-) and on a
+# Nyström map (n-)
+for name, classifier, feature_map, description in (
+        ("r-pegasos", PegasosClassifier, "random_fourier",
+         "r-Pegasos: Pegasos on 2^8 fixed random Fourier features (scikit-learn RBFSampler)"),
+        ("n-pegasos", PegasosClassifier, "nystroem",
+         "n-Pegasos: Pegasos on a rank-2^8 Nyström map (scikit-learn Nystroem)"),
+        ("r-sdca", SDCAFeaturesClassifier, "random_fourier",
+         "r-SDCA: dual coordinate ascent on 2^8 fixed random Fourier features (RBFSampler)"),
+        ("n-sdca", SDCAFeaturesClassifier, "nystroem",
+         "n-SDCA: dual coordinate ascent on a rank-2^8 Nyström map (Nystroem)")):
+    register_algorithm(name, classifier=classifier, tasks=("binary",), fixed={"feature_map": feature_map},
+                       description=f"{description}; Dai et al. 2014 baseline",
+                       smoke_params={"n_components": 32, "batch_size": 16})

@@ -17,12 +17,14 @@ import typer
 import kernelbench
 
 from kernelbench._io import atomic_write_text
-from kernelbench._vocab import METRICS, PROTOCOLS, PUBLISHED_POINTS, VALIDATIONS
+from kernelbench._vocab import METRICS, PUBLISHED_POINTS, SCORING_PROTOCOLS, VALIDATIONS
 from kernelbench.cli.bench import bench
 from kernelbench.cli.datasets import datasets_app
 from kernelbench.cli.demo import demo
 from kernelbench.cli.downloads import AssumeYes, dataset_files_first
 from kernelbench.cli.helptext import unwrap_help
+from kernelbench.cli.options import (ConfigSets, ConfigsFolder, Jobs, Quiet, Resume, RunsOut, Scheduler,
+                                     SeedOverride, ThreadsOverride, checked_folds)
 from kernelbench.cli.overrides import parse_sets
 from kernelbench.cli.summaries import print_compare_command, print_grid_summary, print_run_summary, print_tune_summary
 from kernelbench.cli.sweep import sweep
@@ -43,7 +45,7 @@ def _choices(name: str, values) -> type[enum.Enum]:
     return enum.Enum(name, {v: v for v in values}, type=str)
 
 
-Protocol = _choices("Protocol", PROTOCOLS)
+ScoringProtocol = _choices("ScoringProtocol", SCORING_PROTOCOLS)
 Validation = _choices("Validation", VALIDATIONS)
 Paper = _choices("Paper", paper_ids())
 Metric = _choices("Metric", METRICS)
@@ -92,22 +94,33 @@ def _execution(jobs, scheduler):
     return Execution(jobs=jobs, scheduler=scheduler)
 
 
+def _run_and_summarise(start, cfg, summary, **options) -> None:
+    """Start an experiment (run_experiment, grid_search or tune) with this command line, then print
+    its `summary`, its results file and the command that draws its page."""
+    try:
+        path = start(cfg, command=_command(), **options)
+    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
+        _exit_interrupted(e)
+    summary(path)
+    typer.echo(f"results: {path / 'results.csv'}")
+    print_compare_command(path, _command())
+
+
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="experiment YAML (see configs/)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
-    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
-    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads (0 = all cores)"),
+    out: RunsOut = Path("results"),
+    seed: SeedOverride = None,
+    threads: ThreadsOverride = None,
     trials: Optional[int] = typer.Option(None, help="override the config's number of trials"),
-    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
-                                             "dotted key, e.g. --set stop.passes=1 (repeatable)"),
+    sets: ConfigSets = None,
     smoke: bool = typer.Option(False, "--smoke", help="a few iterations on a small subsample (CI smoke run)"),
-    protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="score the test part, or "
+    protocol: Optional[ScoringProtocol] = typer.Option(None, "--protocol", help="score the test part, or "
                                            "Geng et al.'s fold scheme (needs dataset.labeled; overrides `protocol:`)"),
-    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished run of this config under --out"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells (grid cells × trials) in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    resume: Resume = False,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    quiet: Quiet = False,
     yes: AssumeYes = False,
 ):
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
@@ -124,29 +137,22 @@ def run(
         raise ConfigError(f"{config}: then: is a second model-selection stage (cross-validated after "
                           f"grid:) for `kernelbench grid`, which `run` does not do; use "
                           f"`kernelbench grid {config}`, or remove then:")
-    try:
-        path = run_experiment(cfg, out_dir=out, smoke=smoke, quiet=quiet, command=_command(),
-                              resume=resume, execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
-        _exit_interrupted(e)
-    print_run_summary(path)
-    typer.echo(f"results: {path / 'results.csv'}")
-    print_compare_command(path, _command())
+    _run_and_summarise(run_experiment, cfg, print_run_summary, out_dir=out, smoke=smoke, quiet=quiet,
+                       resume=resume, execution=_execution(jobs, scheduler))
 
 
 @app.command()
 def grid(
     config: Optional[Path] = typer.Argument(None, help=f"experiment YAML (default {DEFAULT_CONFIG})"),
+    out: RunsOut = Path("results"),
+    seed: SeedOverride = None,
+    threads: ThreadsOverride = None,
+    sets: ConfigSets = None,
     cv: Optional[int] = typer.Option(None, "--cv", help="folds (overrides the config's cv)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
-    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
-    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
-    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
-                                             "dotted key, e.g. --set dataset.subsample=100000 (repeatable)"),
-    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished grid of this config under --out"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells × folds in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    resume: Resume = False,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    quiet: Quiet = False,
     yes: AssumeYes = False,
 ):
     """Hyper-parameter grid with k-fold cross-validation on the training part, then the best
@@ -156,38 +162,29 @@ def grid(
     from kernelbench.config import load_config
     from kernelbench.experiment import grid_search
 
-    if cv is not None:
-        if cv < 2:
-            raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
+    if checked_folds(cv) is not None:
         overrides["cv"] = cv
     cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
-    try:
-        path = grid_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
-                           execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
-        _exit_interrupted(e)
-    print_grid_summary(path)
-    typer.echo(f"results: {path / 'results.csv'}")
-    print_compare_command(path, _command())
+    _run_and_summarise(grid_search, cfg, print_grid_summary, out_dir=out, quiet=quiet, resume=resume,
+                       execution=_execution(jobs, scheduler))
 
 
 @app.command()
 def tune(
     config: Path = typer.Argument(..., help="experiment YAML; its `search:` (or the algorithm's declared space) is searched"),
-    budget: Optional[str] = typer.Option(None, "--budget", help="time for the search, e.g. 90s, 10m, 1h (overrides tune.budget)"),
+    search_time: Optional[str] = typer.Option(None, "--budget", help="time for the search, e.g. 90s, 10m, 1h (overrides tune.budget)"),
     candidates: Optional[int] = typer.Option(None, "--candidates", help="settings to try (overrides tune.candidates)"),
     cv: Optional[int] = typer.Option(None, "--cv", help="validate by this many folds of the training part (sets tune.validation: cv)"),
     validation: Optional[Validation] = typer.Option(None, "--validation",
                                                     help="how the search validates (overrides tune.validation)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folder"),
-    seed: Optional[int] = typer.Option(None, help="override the config's seed"),
-    threads: Optional[int] = typer.Option(None, help="override algorithm.params.threads"),
-    sets: Optional[list[str]] = typer.Option(None, "--set", help="override any config field, KEY=VALUE with a "
-                                             "dotted key, e.g. --set tune.eta=4 (repeatable)"),
-    resume: bool = typer.Option(False, "--resume", help="finish the newest unfinished tune of this config under --out"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    out: RunsOut = Path("results"),
+    seed: SeedOverride = None,
+    threads: ThreadsOverride = None,
+    sets: ConfigSets = None,
+    resume: Resume = False,
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    quiet: Quiet = False,
     yes: AssumeYes = False,
 ):
     """Model selection on the training part only: settings sampled from the search space, bad ones
@@ -198,26 +195,18 @@ def tune(
     from kernelbench.config import load_config
     from kernelbench.experiment import tune as tune_search
 
-    if budget is not None:
-        overrides["tune.budget"] = budget
+    if search_time is not None:
+        overrides["tune.budget"] = search_time
     if candidates is not None:
         overrides["tune.candidates"] = candidates
-    if cv is not None:
-        if cv < 2:
-            raise ConfigError(f"--cv must be at least 2 folds, got {cv}")
+    if checked_folds(cv) is not None:
         overrides["cv"] = cv
         overrides["tune.validation"] = "cv"
     if validation is not None:
         overrides["tune.validation"] = validation.value
     cfg = load_config(config, overrides=overrides)
-    try:
-        path = tune_search(cfg, out_dir=out, quiet=quiet, command=_command(), resume=resume,
-                           execution=_execution(jobs, scheduler))
-    except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
-        _exit_interrupted(e)
-    print_tune_summary(path)
-    typer.echo(f"results: {path / 'results.csv'}")
-    print_compare_command(path, _command())
+    _run_and_summarise(tune_search, cfg, print_tune_summary, out_dir=out, quiet=quiet, resume=resume,
+                       execution=_execution(jobs, scheduler))
 
 
 @app.command()
@@ -225,19 +214,19 @@ def reproduce(
     paper: Optional[Paper] = typer.Argument(None, help="the paper's id"),
     list_: bool = typer.Option(False, "--list", help="print the paper × figure/table × dataset × algorithm "
                                                      "matrix and what is runnable here, run nothing"),
-    configs: Path = typer.Option(Path("configs"), "--configs", help="folder of the papers' configs"),
+    configs: ConfigsFolder = Path("configs"),
     out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders, figures and report"),
-    budget: Optional[str] = typer.Option(None, "--budget", help="start experiments only within this time, e.g. 2h "
+    time_limit: Optional[str] = typer.Option(None, "--budget", help="start experiments only within this time, e.g. 2h "
                                                                 "(the rest: the same command again)"),
-    jobs: int = typer.Option(1, "--jobs", "-j", help="cells of each experiment in parallel processes; 0 = one per core"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="run cells on a Dask cluster, e.g. tcp://host:8786"),
-    protocol: Optional[Protocol] = typer.Option(None, "--protocol", help="for every config with "
+    jobs: Jobs = 1,
+    scheduler: Scheduler = None,
+    protocol: Optional[ScoringProtocol] = typer.Option(None, "--protocol", help="for every config with "
                                            "dataset.labeled (the others run unchanged)"),
     published_dir: Path = typer.Option(Path("results/published"), "--published", help="published runs (kernelbench "
                                        "publish) that estimate the time of experiments not run under --out"),
     figure: Optional[str] = typer.Option(None, "--figure", help="only the configs and sweeps of this figure or "
                                                                 "table (tags.figure), e.g. fig2"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    quiet: Quiet = False,
 ):
     """Every experiment of one paper whose data is here (done ones kept, unfinished ones resumed)
     and its sweep panels (finished points kept), then its figures and report section; --list
@@ -254,7 +243,7 @@ def reproduce(
         raise ConfigError(f"name a paper ({', '.join(paper_ids())}), or use --list")
     try:
         reproduce_paper(paper, configs_dir=configs, out_dir=out,
-                        budget=parse_duration(budget, "--budget") if budget else None,
+                        time_limit=parse_duration(time_limit, "--budget") if time_limit else None,
                         execution=_execution(jobs, scheduler), quiet=quiet, echo=typer.echo,
                         protocol=protocol, published_dir=published_dir, figure=figure)
     except KeyboardInterrupt as e:

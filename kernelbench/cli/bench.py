@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from kernelbench.cli.downloads import AssumeYes, dataset_files_first
+from kernelbench.cli.options import ConfigsFolder
 
 DESCRIPTIONS = ("fullscale: the papers' solvers against RFF + SGD and exact SVMs on the SUSY (--shape higgs: "
                 "HIGGS) replica, same wall time; equal-time: every config of --dataset at --seconds; "
@@ -32,7 +33,7 @@ def bench(
     references: bool = typer.Option(False, "--references", help="fullscale: also our TSGS3VM config (its own time)"),
     replicas: Optional[Path] = typer.Option(None, "--replicas", help="fullsize: folder of the replica files "
                                             "(written where absent, then read from there)"),
-    configs: Path = typer.Option(Path("configs"), "--configs", help="the configs folder"),
+    configs: ConfigsFolder = Path("configs"),
     seed: int = typer.Option(0, "--seed"),
     table: bool = typer.Option(False, "--table", help="print the table of the runs in --out and stop"),
     publish: bool = typer.Option(False, "--publish", help="fullscale, equal-time: also write the table as "

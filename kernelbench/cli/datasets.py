@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from kernelbench.cli.options import Quiet
 from kernelbench.data.fetch import data_dirs, dataset_info, fetch_checked
 from kernelbench.data.registry import dataset_names
 from kernelbench.data.shipped import SHIPPED_DIR, shipped_sha256
@@ -108,7 +109,7 @@ def info_command(name: str = typer.Argument(..., help="a registry dataset name (
 
 @datasets_app.command("fetch")
 def fetch_command(name: str = typer.Argument(..., help="a registry dataset name (see `datasets list`)"),
-                  quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bars")) -> None:
+                  quiet: Quiet = False) -> None:
     """Make every file of a dataset available locally (cache or mirror), downloading it whatever its
     size, check its sha256 (pinned in the registry, or recorded on first use), print the paths."""
     checked = fetch_checked(name, progress=not quiet)
@@ -145,7 +146,7 @@ def synth_command(
     defects: int = typer.Option(None, "--defects", help="lines with a value glued to the next index, as "
                                 "in the published SUSY.xz (default: 1 for susy, 0 otherwise)"),
     level: int = typer.Option(1, "--level", help="compression level (xz/gzip); 1 writes fast"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    quiet: Quiet = False,
 ) -> None:
     """Write a synthetic replica of SUSY, HIGGS or HEPMASS in the published file format (Bayes error
     known, recorded beside the file): put the folder in $KERNELBENCH_MIRROR to run the papers' configs."""

@@ -10,6 +10,7 @@ from typing import Optional
 
 import typer
 
+from kernelbench.cli.options import ConfigsFolder, Quiet
 from kernelbench.cli.overrides import parse_sets
 from kernelbench.errors import ConfigError
 
@@ -22,13 +23,13 @@ DEMO_SETTINGS = {"evaluate.every": 100}
 
 
 def demo(
-    configs: Path = typer.Option(Path("configs"), "--configs", help="folder of the papers' configs"),
+    configs: ConfigsFolder = Path("configs"),
     out: Path = typer.Option(Path("results/demo"), "--out", help="parent folder of the run folders and of "
                                                                  "the comparison page (compare/)"),
     sets: Optional[list[str]] = typer.Option(None, "--set", help="override a field of every config of the "
                                              "panel, KEY=VALUE with a dotted key, e.g. --set "
                                              "dataset.subsample=2000 (repeatable)"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    quiet: Quiet = False,
 ):
     """Dai et al. 2014, Fig. 1 (1) on the a9a copy shipped with kernelbench (no download, about a
     minute on two cores): DSG against NORMA and k-SDCA, one pass; then the comparison page of the

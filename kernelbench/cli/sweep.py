@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from kernelbench.cli.downloads import AssumeYes, dataset_files_first
+from kernelbench.cli.options import Quiet, RunsOut
 from kernelbench.errors import ConfigError
 
 
@@ -14,14 +15,14 @@ def sweep(
     configs: list[Path] = typer.Argument(..., help="experiment YAMLs, each swept over the same points"),
     over: Optional[list[str]] = typer.Option(None, "--over", help="KEY=V1,V2,... a dotted config key and "
                                              "its values (repeatable)"),
-    out: Path = typer.Option(Path("results"), "--out", help="parent folder of the run folders"),
+    out: RunsOut = Path("results"),
     processes: bool = typer.Option(False, "--processes", help="each point in its own `kernelbench run` process"),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds",
                                                 help="training budget of a point (stop.seconds)"),
     grace: float = typer.Option(180.0, "--grace", help="with --processes: wall-clock slack past --max-seconds"),
     max_memory_mb: Optional[float] = typer.Option(None, "--max-memory-mb", help="with --processes: address-space "
                                                   "limit of a point's process"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+    quiet: Quiet = False,
     resume: bool = typer.Option(False, "--resume", help="keep the points finished under --out (same config and "
                                                         "values), resume the unfinished ones, run the rest"),
     yes: AssumeYes = False,

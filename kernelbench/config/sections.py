@@ -2,9 +2,9 @@
 the resolved config (and the reference) lists them."""
 from __future__ import annotations
 
-from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, PROTOCOLS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS, SYNTHETIC, TASKS,
-                                VALIDATIONS)
-from kernelbench.config.values import Column, Delimiter, Duration, FlagOrAuto, Labels
+from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS,
+                                SCORING_PROTOCOLS, SYNTHETIC, TASKS, VALIDATIONS)
+from kernelbench.config.values import Column, Delimiter, Duration, Labels
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 from kernelbench.schema import Count, Flag, Number, Subset, Text, Words, field, keys, section
 
@@ -27,7 +27,7 @@ class DatasetConfig:
     delimiter: str | None = field(None, "what separates the fields of a csv / tsv file", Delimiter(),
                                   shown="`,` (.csv), tab (.tsv)")
     header: bool | str | None = field(None, "whether a csv / tsv file's first line names the columns (auto: "
-                                            "when it holds a word that is not a number)", FlagOrAuto(), shown="auto")
+                                            "when it holds a word that is not a number)", Flag(auto=True), shown="auto")
     label: int | str | None = field(None, "the column of a csv / tsv / npy / parquet file that holds the "
                                           "labels (targets); the other columns are the features", Column(),
                                     shown="0 (the first column)")
@@ -228,7 +228,7 @@ class ExperimentConfig:
     protocol: str = field("held-out", "what test_error measures. held-out: the test part. paper: Geng et al.'s "
                                       "§6.1 scheme, needs dataset.labeled -- per trial, the L labeled rows + "
                                       "unlabeled fold i train, the other cv - 1 unlabeled folds are scored; the test "
-                                      "part is not used", Words(PROTOCOLS))
+                                      "part is not used", Words(SCORING_PROTOCOLS))
     then: dict = field({}, "a second model-selection stage for `kernelbench grid`, same syntax as `grid` and other "
                            "parameters: cross-validated with the best grid values fixed (Geng et al. §6.1: η after "
                            "C and σ); needs `grid`; refused by `kernelbench run`")    # as `grid`

@@ -94,16 +94,3 @@ class Delimiter:
 
     def describe(self) -> str:
         return "one character, or tab"
-
-
-@dataclass(frozen=True)
-class FlagOrAuto:
-    """true, false or `auto` (decided from the data)."""
-
-    def read(self, value, path: str):
-        if value != "auto" and not isinstance(value, bool):
-            fail(path, f"expected true, false or auto, got {show(value)}")
-        return value
-
-    def describe(self) -> str:
-        return "true | false | auto"

@@ -302,40 +302,55 @@ def _announced_size(session, url: str) -> int | None:
         return int(length) if resp.status_code == 200 and length.isdigit() else None
 
 
+def _confirmed_before_get(session, fspec: FileSpec, part: Path, confirm: Confirm | None, threshold: int) -> bool:
+    """Whether the download was confirmed before the GET: asked when a HEAD tells a size (less what
+    the .part holds) above the threshold; False when it does not tell, or tells one below."""
+    size = _announced_size(session, fspec.url)
+    have = part.stat().st_size if part.is_file() else 0
+    if size is None:
+        return False
+    wanted = size - have if 0 < have <= size else size
+    if wanted <= threshold:
+        return False
+    _approve(fspec, wanted, confirm, part)
+    return True
+
+
+def _get_from(session, url: str, part: Path, offset: int, policy: RetryPolicy):
+    """The GET of `url` from byte `offset` on (If-Range: the version the .part's bytes came from);
+    DownloadFailed, naming what the .part keeps, when no answer comes."""
+    import requests     # only when downloading (see _resolve_host_quickly)
+
+    # identity: store the bytes exactly as served (no transparent gzip decoding)
+    headers = {"Accept-Encoding": "identity"}
+    if offset:
+        headers["Range"] = f"bytes={offset}-"
+        version = _remembered_version(part, url)
+        if version:
+            headers["If-Range"] = version
+    try:
+        return _request(session, "GET", url, headers)
+    except requests.RequestException as exc:
+        raise DownloadFailed(f"{type(exc).__name__}: {_short(exc)} (tried {policy.attempts} times)"
+                             + _kept(part)) from None
+    except OSError as exc:
+        raise DownloadFailed(str(exc) + _kept(part)) from None
+
+
 def _download_part(session, fspec: FileSpec, part: Path, *, progress: bool, confirm: Confirm | None,
                    policy: RetryPolicy) -> None:
     """The whole of fspec.url in `part`, resuming what is there with a Range request, retrying
     interruptions; a download above the confirmation threshold only when `confirm` says yes."""
-    import requests     # only when downloading (see _resolve_host_quickly)
-
     threshold = None if confirm is always else confirm_threshold()
-    confirmed = threshold is None          # once confirmed, for the whole file
-    if not confirmed:                      # ask before the GET when a HEAD tells the size
-        size = _announced_size(session, fspec.url)
-        have = part.stat().st_size if part.is_file() else 0
-        if size is not None and (size - have if 0 < have <= size else size) > threshold:
-            _approve(fspec, size - have if 0 < have <= size else size, confirm, part)
-            confirmed = True
+    # once confirmed, for the whole file
+    confirmed = threshold is None or _confirmed_before_get(session, fspec, part, confirm, threshold)
     # attempts in a row that leave the .part no longer than it ever was (a server that ignores
     # Range and cuts every response short makes no progress), and restarts from zero
     stalls = restarts = 0
     longest = part.stat().st_size if part.is_file() else 0
     while True:
         offset = part.stat().st_size if part.is_file() else 0
-        # identity: store the bytes exactly as served (no transparent gzip decoding)
-        headers = {"Accept-Encoding": "identity"}
-        if offset:
-            headers["Range"] = f"bytes={offset}-"
-            version = _remembered_version(part, fspec.url)
-            if version:
-                headers["If-Range"] = version
-        try:
-            resp = _request(session, "GET", fspec.url, headers)
-        except requests.RequestException as exc:
-            raise DownloadFailed(f"{type(exc).__name__}: {_short(exc)} (tried {policy.attempts} times)"
-                                 + _kept(part)) from None
-        except OSError as exc:
-            raise DownloadFailed(str(exc) + _kept(part)) from None
+        resp = _get_from(session, fspec.url, part, offset, policy)
         with resp:
             if resp.status_code == 416 and offset:
                 if _content_range_total(resp.headers.get("Content-Range")) == offset:

@@ -24,7 +24,7 @@ from kernelbench.schema import (Count, Items, Named, Number, Text, Words, docume
 
 FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (qm7.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
-PROTOCOLS = ("official", "stratified", "random", "tail")
+SPLIT_PROTOCOLS = ("official", "stratified", "random", "tail")
 BUILTIN_SOURCES = ("sklearn_digits_8_vs_6",)
 ROLES = ("train", "test")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -109,7 +109,7 @@ class Split:
     """How a test part is made when a config asks for `test: official` and there is no test file."""
     protocol: str = field(None, "official: the test file; stratified: a seeded stratified split of the train file; "
                                 "random: a seeded random split (regression); tail: its last n_test rows",
-                          Words(PROTOCOLS), required=True, mandatory=True)
+                          Words(SPLIT_PROTOCOLS), required=True, mandatory=True)
     test_fraction: float | None = field(None, "stratified, random: the test part's share of the rows",
                                         Number(0, 1, "must lie in (0, 1), got {}", open_low=True, open_high=True))
     n_test: int | None = field(None, "tail: the test part's rows", Count(1, "a positive integer"))

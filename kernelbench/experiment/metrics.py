@@ -25,7 +25,7 @@ def evaluate(est, base, train_seconds, on, X_sub, y_sub, X_test, y_test, task, t
         if objective is not None:
             row["objective"] = objective
     # train_error / train_mse: the task's own measure; *_mae: mean absolute error, regression only
-    # (config.py refuses it for a classification set)
+    # (config/resolve.py refuses it for a classification set)
     for part, X, y in (("train", X_sub, y_sub), ("test", X_test, y_test)):
         wanted = {f"{part}_error", f"{part}_mse", f"{part}_mae"} & set(on)
         if X is None or not X.shape[0] or not wanted or (wanted == {f"{part}_mae"} and not regression):

@@ -283,10 +283,10 @@ def _newest_folder(out_dir: Path, name: str) -> Path | None:
     return found[-1] if found else None
 
 
-def finish_point(point: Point, cfg: ExperimentConfig, values: dict, budget=None) -> None:
+def finish_point(point: Point, cfg: ExperimentConfig, values: dict, seconds_limit=None) -> None:
     """A point the sweep stopped gets a final row saying why (status failed, counters.stopped);
     every point's run.json gets `sweep: {key: value}`; the stop reason of a finished point is read
-    from its final row (`time` only against the sweep's own budget: a config whose stop rule is
+    from its final row (`time` only against the sweep's own `seconds_limit`: a config whose stop rule is
     seconds reaches it at every point)."""
     if point.folder is None:
         return
@@ -301,7 +301,7 @@ def finish_point(point: Point, cfg: ExperimentConfig, values: dict, budget=None)
         last = final_rows(read_results(point.folder))
         if len(last):
             row = last.iloc[-1]
-            point.stopped = stop_reason(row["status"], row["train_seconds"], budget, row["counters"])
+            point.stopped = stop_reason(row["status"], row["train_seconds"], seconds_limit, row["counters"])
             point.message = str(row["message"]) if isinstance(row["message"], str) else ""
 
 

@@ -62,6 +62,21 @@ def _order(names):
     return sorted(names, key=lambda name: (PANELS.get(name, (99, ""))[0], name))
 
 
+def _dataset_panels(rows):
+    """A figure with a panel per dataset of `rows`, the paper's first: the figure, its row of axes,
+    and (axes, dataset, its rows) of each panel."""
+    datasets = _order(rows["dataset"].unique())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
+    return fig, axes[0], [(ax, name, rows[rows["dataset"] == name]) for ax, name in zip(axes[0], datasets)]
+
+
+def _label_panel(ax, name, part, xlabel, ylabel):
+    ax.set_title(panel_title("gu2018", name, PANELS.get(name, (0, None))[1], rows=part), fontsize=10)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+
+
 def _curves(df, metric, ylabel, transform):
     rows = _gu_rows(df, "fig1")
     rows = rows[_test_sizes(rows).isna()] if len(rows) else rows      # not the predict-time rows
@@ -70,10 +85,8 @@ def _curves(df, metric, ylabel, transform):
     rows = rows[rows[metric].notna()] if metric in rows else rows.iloc[0:0]
     if rows.empty:
         return None
-    datasets = _order(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], datasets):
-        part = rows[rows["dataset"] == name]
+    fig, axes, panels = _dataset_panels(rows)
+    for ax, name, part in panels:
         for algorithm in ALGORITHMS:
             alg = part[part["algorithm"] == algorithm]
             # one curve per thread count: "iteration" means different work at different counts
@@ -95,11 +108,8 @@ def _curves(df, metric, ylabel, transform):
                 else:
                     ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=3, lw=1.2,
                             ls=":" if is_peer(run) else "--" if dashed else "-", label=label)
-        ax.set_title(panel_title("gu2018", name, PANELS.get(name, (0, None))[1], rows=part), fontsize=10)
-        ax.set_xlabel("training time (s)")
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-    legend_below(fig, axes[0])
+        _label_panel(ax, name, part, "training time (s)", ylabel)
+    legend_below(fig, axes)
     return fig
 
 
@@ -123,10 +133,8 @@ def test_time(df):
     rows = rows[rows["n_test"].notna() & rows["predict_seconds"].notna()] if len(rows) else rows
     if rows.empty:
         return None
-    datasets = _order(rows["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.4 * len(datasets), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], datasets):
-        part = rows[rows["dataset"] == name]
+    fig, _, panels = _dataset_panels(rows)
+    for ax, name, part in panels:
         for algorithm in ALGORITHMS:
             alg = part[part["algorithm"] == algorithm].sort_values("n_test")
             if alg.empty:
@@ -137,10 +145,7 @@ def test_time(df):
             unit = "features" if alg["n_features"].notna().any() else "SVs"
             ax.plot(alg["n_test"], alg["predict_seconds"], color=color, marker=marker, ms=3, lw=1.2,
                     label=f"{LABELS[algorithm]} ({int(size)} {unit})")
-        ax.set_title(panel_title("gu2018", name, PANELS.get(name, (0, None))[1], rows=part), fontsize=10)
-        ax.set_xlabel("number of testing samples")
-        ax.set_ylabel("testing time (s)")
-        ax.grid(alpha=0.3)
+        _label_panel(ax, name, part, "number of testing samples", "testing time (s)")
         # each panel's methods are labelled with their own model size: a legend under each panel
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     fig.tight_layout()

@@ -51,10 +51,10 @@ def fit_slope(sizes, seconds) -> dict:
             "n_max": int(sizes.max()) if sizes.size else None, "points": int(sizes.size)}
 
 
-def stop_reason(status, train_seconds, budget, counters="") -> str:
+def stop_reason(status, train_seconds, seconds_limit, counters="") -> str:
     """Why a point ends its line, from its final row: the reason a sweep wrote (`counters.stopped`:
     time, memory, error), `budget` for a size the solver refused (skipped: an O(n²) baseline past
-    max_points), `time` when training reached the budget, `error` when it failed; "" otherwise."""
+    max_points), `time` when training reached `seconds_limit`, `error` when it failed; "" otherwise."""
     written = json.loads(counters).get("stopped", "") if isinstance(counters, str) and counters else ""
     if written:
         return written
@@ -62,8 +62,8 @@ def stop_reason(status, train_seconds, budget, counters="") -> str:
         return "budget"
     if status in ("failed", "diverged"):
         return "error"
-    if budget is not None and train_seconds is not None and math.isfinite(budget) \
-            and train_seconds >= budget:
+    if seconds_limit is not None and train_seconds is not None and math.isfinite(seconds_limit) \
+            and train_seconds >= seconds_limit:
         return "time"
     return ""
 
@@ -75,7 +75,7 @@ def _swept_size(text) -> float:
 
 def scaling_rows(df):
     """The final row of every point of a training-size sweep of the cost-growth panel, with `n` (rows
-    trained on), `budget` (stop.seconds) and `stopped` (why its line ends, "" if it does not); empty
+    trained on), `seconds_limit` (stop.seconds) and `stopped` (why its line ends, "" if it does not); empty
     if none."""
     if df.empty or "sweep" not in df.columns or "panel" not in df.columns:
         return pd.DataFrame()
@@ -86,8 +86,8 @@ def scaling_rows(df):
         return pd.DataFrame()
     trained = pd.to_numeric(rows["n_train"], errors="coerce").astype(float)
     rows["n"] = trained.where(trained.notna(), swept[rows.index])
-    rows["budget"] = pd.to_numeric(config_values(rows, "stop.seconds"), errors="coerce").astype(float)
-    rows["stopped"] = [stop_reason(r.status, r.train_seconds, None if math.isnan(r.budget) else r.budget,
+    rows["seconds_limit"] = pd.to_numeric(config_values(rows, "stop.seconds"), errors="coerce").astype(float)
+    rows["stopped"] = [stop_reason(r.status, r.train_seconds, None if math.isnan(r.seconds_limit) else r.seconds_limit,
                                    r.counters) for r in rows.itertuples()]
     return rows
 
@@ -122,7 +122,7 @@ def time_and_memory_vs_size(df):
     cmap = plt.get_cmap("tab10")     # 10 colours, then the same colours dashed
     colors = {s: cmap(i % 10) for i, s in enumerate(names)}
     styles = {s: "-" if i < 10 else "--" for i, s in enumerate(names)}
-    budget = float(rows["budget"].max())
+    seconds_limit = float(rows["seconds_limit"].max())
     fitted = slopes(rows)
     good = finished(rows)
 
@@ -146,7 +146,7 @@ def time_and_memory_vs_size(df):
             ax_m.loglog(part.index, part["peak_memory_mb"], "o", ls=styles[name], color=color, ms=3.5, lw=1.3)
         for _, stop in stops.iterrows():
             marker = STOP_MARKERS.get(stop["stopped"], "s")
-            y_time = float(budget if math.isfinite(budget) else stop["train_seconds"])
+            y_time = float(seconds_limit if math.isfinite(seconds_limit) else stop["train_seconds"])
             if not math.isfinite(y_time):
                 continue
             ax_t.plot([stop["n"]], [y_time], marker, color=color, ms=8, mew=2,
@@ -159,9 +159,9 @@ def time_and_memory_vs_size(df):
                           mfc="none" if marker != "x" else color)
         handles.append(Line2D([], [], color=color, marker="o", ls=styles[name], ms=3.5, lw=1.3, label=label))
 
-    if math.isfinite(budget):
-        ax_t.axhline(budget, color="0.3", ls="--", lw=1)
-        ax_t.text(0.99, budget, f"time budget {budget:g} s ", transform=ax_t.get_yaxis_transform(),
+    if math.isfinite(seconds_limit):
+        ax_t.axhline(seconds_limit, color="0.3", ls="--", lw=1)
+        ax_t.text(0.99, seconds_limit, f"time budget {seconds_limit:g} s ", transform=ax_t.get_yaxis_transform(),
                   ha="right", va="top", fontsize=7, color="0.3")
     sizes = sorted(rows["n"].unique())
     for ax, ylabel in ((ax_t, "training time (s)"), (ax_m, "peak memory of the process (MB)")):

@@ -1,6 +1,6 @@
-"""The search of a `kernelbench tune` run (tune.py): validation error against training budget, a
-line per setting; settings stopped early end on the left, the survivors of successive halving go
-on to the full budget. Drawn into the run folder as search.png; not a paper figure."""
+"""The search of a `kernelbench tune` run (experiment/tuning.py): validation error against training
+budget, a line per setting; settings stopped early end on the left, the survivors of successive
+halving go on to the full budget. Drawn into the run folder as search.png; not a paper figure."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt

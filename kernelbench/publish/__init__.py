@@ -34,8 +34,7 @@ it replaces (kept, both would be counted in the same numbers).
 compact.py makes one run's copy; writer.py writes a paper's copies and regenerates what reads them.
 """
 from .compact import DIGITS, MAX_POINTS, finished_cells, published_config, published_record, published_text, thin
-from .writer import SIZE_BUDGET, absent_data_text, over_budget, publish, published_seconds
+from .writer import PUBLISHED_MAX_BYTES, absent_data_text, over_size_limit, publish, published_seconds
 
-__all__ = ["DIGITS", "MAX_POINTS", "SIZE_BUDGET", "absent_data_text", "finished_cells", "over_budget", "publish",
-           "published_config",
-           "published_record", "published_seconds", "published_text", "thin"]
+__all__ = ["DIGITS", "MAX_POINTS", "PUBLISHED_MAX_BYTES", "absent_data_text", "finished_cells", "over_size_limit",
+           "publish", "published_config", "published_record", "published_seconds", "published_text", "thin"]

@@ -30,7 +30,7 @@ from kernelbench.results import (
 
 from .compact import MAX_POINTS, Source, checked_points, finished_cells, published_config, published_files, sources
 
-SIZE_BUDGET = 11_000_000            # bytes under results/published plus REPRODUCTION.md (tests/publish/test_publish.py):
+PUBLISHED_MAX_BYTES = 11_000_000    # bytes under results/published plus REPRODUCTION.md (tests/publish/test_publish.py):
 #   every paper's runs, their figures and Geng et al.'s 30 model-selection grids (a row per validated
 #   cell, 0.1-0.25 MB a grid): 7.7 MB; the sweep panels' runs (Geng et al. Fig. 2: 90 points, Gu et al.
 #   Fig. 1(g-h); about 7 KB a point, most of it run.json's provenance) and REPRODUCTION.md's claim
@@ -170,7 +170,7 @@ def publish(paper: str | None = None, *, results_dir="results", out_dir=f"result
             atomic_write_text(path, text)
         echo(f"{reproduction} and {len(pages) - 1} detail page(s): regenerated from {out_dir}")
     files = [f for f in out_dir.rglob("*") if f.is_file()] + ([Path(reproduction)] if reproduction is not None else [])
-    too_large = over_budget(files)
+    too_large = over_size_limit(files)
     if too_large:
         echo(f"warning: {too_large}")
     return outcome
@@ -261,8 +261,8 @@ def _setting_of(run) -> tuple | None:
     return run.get("experiment") or "", run.get("config_hash") or config_hash(published_config(config))
 
 
-def over_budget(files, budget: int = SIZE_BUDGET) -> str | None:
-    """Why these files are too large to commit (their total over `budget` bytes, naming the largest),
+def over_size_limit(files, max_bytes: int = PUBLISHED_MAX_BYTES) -> str | None:
+    """Why these files are too large to commit (their total over `max_bytes`, naming the largest),
     or None when they are not."""
     sizes = []
     for f in map(Path, files):
@@ -273,10 +273,10 @@ def over_budget(files, budget: int = SIZE_BUDGET) -> str | None:
             raise output_error("read", f, e) from e
     sizes.sort(reverse=True)
     total = sum(size for size, _ in sizes)
-    if total <= budget:
+    if total <= max_bytes:
         return None
     largest = ", ".join(f"{name} ({size / 1e6:.2f} MB)" for size, name in sizes[:5])
-    return (f"the published results take {total / 1e6:.2f} MB, over the budget of {budget / 1e6:.2f} MB; the "
+    return (f"the published results take {total / 1e6:.2f} MB, over the budget of {max_bytes / 1e6:.2f} MB; the "
             f"largest: {largest}; publish them with fewer --points, or remove superseded runs (--prune)")
 
 

@@ -3,11 +3,11 @@
 The published numbers and the claims are data: each paper's file in kernelbench/papers (typed in
 from the papers' texts under ../shared/papers). numbers.py builds the table of every published
 number next to ours, with its status; verdicts.py tests each claim (a conclusion the paper draws
-from an experiment) on the runs; reproduction.py writes REPRODUCTION.md from the published runs
-alone: the short report (per paper its findings, figures and claims' verdicts: findings.py,
-paper_pages.py, marks.py) and a detail page per paper (its numbers' verdicts with their reasons, and
-the runs' provenance); page.py renders markdown as a standalone HTML page (markdown-it-py); compare.py is
-`kernelbench compare`, one page for any runs.
+from an experiment) on the runs (outcomes.py: what a test gives); reproduction.py writes
+REPRODUCTION.md from the published runs alone: the short report (per paper its findings, figures
+and claims' verdicts: findings.py, paper_pages.py, marks.py) and a detail page per paper (its
+numbers' verdicts with their reasons, and the runs' provenance); page.py renders markdown as a
+standalone HTML page (markdown-it-py); compare.py is `kernelbench compare`, one page for any runs.
 """
 from .numbers import (
     VERDICTS,
@@ -30,7 +30,8 @@ from .reproduction import (
     shortened,
 )
 from .claims_text import build_report
-from .verdicts import CLAIM_VERDICTS, ClaimVerdict, judge_claim, judge_paper, rows_read
+from .outcomes import CLAIM_VERDICTS, ClaimVerdict
+from .verdicts import judge_claim, judge_paper, rows_read
 
 __all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
            "markdown_to_html", "not_run_experiments", "number_status", "numbers_sentence", "pooling_conflict",

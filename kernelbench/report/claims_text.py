@@ -7,7 +7,8 @@ from kernelbench.papers import Claim
 
 from .numbers import build_numbers, report_papers, results_frame
 from .samples import HORIZON
-from .verdicts import ClaimVerdict, judge_paper
+from .outcomes import ClaimVerdict
+from .verdicts import judge_paper
 
 
 def table_cell(text: str) -> str:

@@ -10,7 +10,7 @@ from collections import Counter
 from kernelbench.papers import ACROSS_SETS
 
 from .marks import MARKS, mark_of, outcome_of
-from .verdicts import ClaimVerdict
+from .outcomes import ClaimVerdict
 
 DECIDING_CHARS = 110     # the deciding number of a claim is clipped to about this many characters
 UNTESTABLE = "not testable here"   # the outcome of a claim with no set tested: its findings say why

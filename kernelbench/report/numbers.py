@@ -113,7 +113,7 @@ def _at_seconds_limit(final: pd.DataFrame, entry: Published, seconds: str) -> fl
     return float(exact["train_seconds"].astype(float).mean()) if len(exact) else None
 
 
-def _at_seconds_rows(curves: pd.DataFrame, name: str, seconds: float, *, stopped_early_counts: bool = False) -> list:
+def at_seconds_rows(curves: pd.DataFrame, name: str, seconds: float, *, stopped_early_counts: bool = False) -> list:
     """Per trial (run, trial), the index of its last evaluation of `name` within `seconds` training
     seconds; a trial stopped before `seconds` says nothing (a published "after s seconds" number is
     about training that long), unless `stopped_early_counts` (a claim's "within s seconds": a trial
@@ -130,13 +130,13 @@ def _at_seconds_rows(curves: pd.DataFrame, name: str, seconds: float, *, stopped
 def _at_seconds_picks(final: pd.DataFrame, curves: pd.DataFrame, entry: Published, rows: pd.DataFrame) -> list:
     """The curve rows (index labels of `curves`) an at_seconds:<error>:<s> entry reads: per trial of
     the runs of `rows` (the entry's final rows), its last evaluation within s seconds
-    (_at_seconds_rows); none when s is unknown (no LIBSVM run to take it from)."""
+    (at_seconds_rows); none when s is unknown (no LIBSVM run to take it from)."""
     _, name, seconds = entry.metric.split(":")
     limit = _at_seconds_limit(final, entry, seconds)
     if limit is None or not len(rows):
         return []
     trial_curves = _matches(curves, entry)
-    return _at_seconds_rows(trial_curves[trial_curves["run_id"].isin(set(rows["run_id"]))], name, limit)
+    return at_seconds_rows(trial_curves[trial_curves["run_id"].isin(set(rows["run_id"]))], name, limit)
 
 
 def replicas(rows: pd.DataFrame) -> list[str]:
@@ -154,7 +154,7 @@ def on_replica(df: pd.DataFrame) -> pd.Series:
     return df["replica"].fillna("").astype(str) != ""
 
 
-def _final_and_curves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def final_and_curves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows the report reads: the finished cells' final rows, and every ok row (curves)."""
     final = final_rows(df, statuses=("ok",), old_runs=True)
     curves = df[df["status"].fillna("ok") == "ok"] if len(df) and "status" in df else df
@@ -165,7 +165,7 @@ def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
     """The index labels of the curve rows, beyond the final ones, that a number of the report is
     read from: per trial, the evaluation an at_seconds number picks. kernelbench.publish keeps them
     when it thins curves, so that the published runs give the report their originals give."""
-    final, curves = _final_and_curves(df[~on_replica(df)])
+    final, curves = final_and_curves(df[~on_replica(df)])
     chosen = []
     for e in (e for p in report_papers(paper) for e in p.published if measure(e.metric)[0].read == "at_time"):
         rows = _entry_rows(final, e)
@@ -261,7 +261,7 @@ def build_numbers(results_dirs, *, paper: str | None = None,
     # smoke runs are already left out by collect_results
     replica_rows = on_replica(df)
     real, on_replicas = df[~replica_rows], df[replica_rows]
-    final, curves = _final_and_curves(real)
+    final, curves = final_and_curves(real)
     table = []
     for e in entries:
         rows = _entry_rows(final, e)

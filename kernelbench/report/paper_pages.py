@@ -16,7 +16,7 @@ from kernelbench.papers import ACROSS_SETS, Paper
 from .findings import deciding_number, findings_paragraph
 from .marks import marked
 from .claims_text import described_test, table_cell
-from .verdicts import ClaimVerdict
+from .outcomes import ClaimVerdict
 
 DETAILS_FILE = "DETAILS.md"         # a paper's detail page, in its published folder
 FIGURES_DIR = "figures"             # the published figures, in the published folder (kernelbench publish)

@@ -18,7 +18,7 @@ from kernelbench.measures import measure
 from kernelbench.papers import Claim, Selector
 
 from .noise import Sample
-from .numbers import _at_seconds_rows, pooling_conflict, select_rows
+from .numbers import at_seconds_rows, pooling_conflict, select_rows
 from .reading import row_values, time_saved, trial_values
 
 # A horizon's time points, as fractions of its limit: log-spaced, as the papers' time axes are
@@ -190,7 +190,7 @@ class SetRuns:
         """With `at: seconds:…`, the curve rows (index labels) read: per trial of the runs of the
         method's final rows `rows`, its last evaluation within the limit."""
         limit = self.seconds_limit(self.at.partition(":")[2])
-        picked = _at_seconds_rows(self.trial_curves(method, rows), column(metric), limit, stopped_early_counts=True)
+        picked = at_seconds_rows(self.trial_curves(method, rows), column(metric), limit, stopped_early_counts=True)
         self.curve_rows_read.update(picked)
         return picked
 

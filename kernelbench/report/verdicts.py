@@ -20,58 +20,26 @@ beside, and decide, with the "on stand-in data" forms, only a claim tested on st
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pandas as pd
 
 from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
-from .noise import ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, correlation_against, slope_against, within_margin
-from .numbers import (
-    STAND_IN,
-    _final_and_curves,
-    replicas,
-    report_papers,
-)
+from .noise import (ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, correlation_against, slope_against,
+                    within_margin)
+from .numbers import STAND_IN, final_and_curves, replicas, report_papers
 from .numbers import rows_read as number_rows_read
+from .outcomes import (FAILS, HOLDS, NOISE, NOT_COMPARABLE, TESTED, UNTESTED, ClaimVerdict, SetOutcome, by_quantifier,
+                       worst)
 from .samples import NoModel, SetRuns, Untested, number
 
-# The outcomes of a set, then of a claim: tested ones (holds, does not hold, within noise), untested
-# or not comparable (left out of the count)
-HOLDS, FAILS, NOISE, UNTESTED, NOT_COMPARABLE = "holds", "does not hold", "within noise", "untested", "not comparable"
-TESTED = (HOLDS, FAILS, NOISE)
-CLAIM_VERDICTS = (*TESTED, *(o + STAND_IN for o in TESTED), "not testable here")
 # An ordering among methods whose test error lies this close (points) to the constant classifier's
 # compares classifiers that learned nothing
 FLOOR_POINTS = 0.5
 # A rival without a model at a claim's time is behind only when its first model comes later than
 # this factor times that time: "well past" it; sooner, a model a moment later is a tie in time
 LATE_FACTOR = 2.0
-
-
-@dataclass(frozen=True)
-class SetOutcome:
-    dataset: str
-    outcome: str                # HOLDS, FAILS, NOISE, UNTESTED or NOT_COMPARABLE
-    text: str                   # the measurement in words, or what is missing
-    runs: tuple[str, ...] = ()
-    stand_in: str = ""          # why the set stands in for the paper's ("" for one of the paper's own)
-
-
-@dataclass(frozen=True)
-class ClaimVerdict:
-    claim: Claim
-    verdict: str                # one of CLAIM_VERDICTS
-    measurement: str            # every set's measurement and the decision
-    sets: tuple[SetOutcome, ...] = ()
-    runs: tuple[str, ...] = ()
-    decision: str = ""          # how the verdict was decided, in one sentence
-
-    @property
-    def tested(self) -> str:
-        """"k of n" sets tested."""
-        tested = sum(s.outcome in TESTED for s in self.sets)
-        return f"{tested} of {len(self.claim.on)}"
 
 
 def _relation(x: float, y: float) -> str:
@@ -89,7 +57,7 @@ def _noise_words(d: Difference, outcome: str) -> str:
     return f" ({words})" if words else ""
 
 
-def _late(claim: Claim, absent: NoModel, other: str) -> tuple[str, str]:
+def _late(absent: NoModel, other: str) -> tuple[str, str]:
     """A method without a model by the test's time against one with: behind while its first model
     comes later than LATE_FACTOR times that time, a tie in time sooner."""
     if absent.first > LATE_FACTOR * absent.limit:
@@ -105,10 +73,10 @@ def _pair(claim: Claim, sa, sb, b: Selector) -> tuple[str, str]:
     if isinstance(sa, NoModel) or isinstance(sb, NoModel):
         ordered = test.kind in ("order", "no_worse")
         if ordered and isinstance(sb, NoModel) and not isinstance(sa, NoModel):
-            outcome, words = _late(claim, sb, str(b))
+            outcome, words = _late(sb, str(b))
             return outcome, f"ahead of {b} ({words})" if outcome == HOLDS else f"vs {b} ({words})"
         if ordered and isinstance(sa, NoModel) and not isinstance(sb, NoModel):
-            outcome, words = _late(claim, sa, str(test.a))
+            outcome, words = _late(sa, str(test.a))
             return (FAILS if outcome == HOLDS else NOISE), f"behind {b} {number(sb.mean)} ({words})"
         return FAILS, f"vs {b} {_shown(sb)} ({'neither has' if isinstance(sa, NoModel) else 'one has no'} model)"
     if test.kind == "order":
@@ -177,15 +145,7 @@ def _time_to(claim: Claim, case: SetRuns, rows_by_method: dict) -> tuple[str, st
         texts.append(f"{test.a} reached {_target(test, b, final, target)} in {number(reached.mean)} s, {b} "
                      f"took {number(spent.mean)} s ({number(ratio)}× {'≥' if ratio >= test.at_least else '<'} "
                      f"{test.at_least:g}×){_noise_words(d, outcome)}")
-    return _worst(outcomes), "; ".join(texts)
-
-
-def _worst(outcomes) -> str:
-    """A set's outcome from its comparisons: one miss fails it, then one inside the noise."""
-    for outcome in (FAILS, NOISE, NOT_COMPARABLE):
-        if outcome in outcomes:
-            return outcome
-    return HOLDS
+    return worst(outcomes), "; ".join(texts)
 
 
 def _compare(claim: Claim, samples: dict, saturated: dict | None = None) -> tuple[str, str]:
@@ -204,7 +164,7 @@ def _compare(claim: Claim, samples: dict, saturated: dict | None = None) -> tupl
     outcomes = [outcome for b, (outcome, _) in pairs.items() if b not in blind]
     if FAILS not in outcomes and NOISE not in outcomes and blind:   # holding or not, a saturated pair is no evidence
         return NOT_COMPARABLE, text + "; " + "; ".join(saturated[m] for m in (a, *blind))
-    return _worst(outcomes), text
+    return worst(outcomes), text
 
 
 def _bound(claim: Claim, case: SetRuns, sa, rows: pd.DataFrame) -> tuple[str, str]:
@@ -241,7 +201,7 @@ def _speedup(claim: Claim, methods: list, samples: dict, metric: str) -> tuple[s
         checks.append((outcome, f"speed-up {number(speedup)} at {k} {'≥' if speedup >= wanted else '<'} "
                                 f"{number(wanted)}{_noise_words(d, outcome)}"))
     text = f"{test.a} {metric} {number(base.mean)} at {test.threads[0]} thread(s); " + ", ".join(t for _, t in checks)
-    return _worst([o for o, _ in checks]), text
+    return worst([o for o, _ in checks]), text
 
 
 def _growth(claim: Claim, case: SetRuns, rows_by_method: dict, metric: str) -> tuple[str, str]:
@@ -296,7 +256,7 @@ def _test_set(claim: Claim, case: SetRuns) -> tuple[str, str]:
         else:
             outcome, text = _test_group(claim, case, methods, rows)
         outcomes.append((outcome, at + text))
-    return _worst([o for o, _ in outcomes]), "; ".join(text for _, text in outcomes)
+    return worst([o for o, _ in outcomes]), "; ".join(text for _, text in outcomes)
 
 
 def _test_group(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple[str, str]:
@@ -321,7 +281,7 @@ def _over_horizon(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tup
         texts.append(f"at {number(seconds)} s: {text}")
     case.at = "final"
     held = f"{outcomes.count(HOLDS)} of {len(outcomes)} time points hold"
-    return _by_quantifier(outcomes, claim.test.when), f"{held}; " + "; ".join(texts)
+    return by_quantifier(outcomes, claim.test.when), f"{held}; " + "; ".join(texts)
 
 
 def _stand_in(claim: Claim, dataset: str, runs, every: pd.DataFrame) -> str:
@@ -334,18 +294,7 @@ def _stand_in(claim: Claim, dataset: str, runs, every: pd.DataFrame) -> str:
 
 def _decide(claim: Claim, sets: list) -> str:
     """HOLDS, FAILS or NOISE of the tested `sets` by the claim's quantifier."""
-    return _by_quantifier([s.outcome for s in sets], claim.quantifier)
-
-
-def _by_quantifier(outcomes: list, quantifier: str) -> str:
-    """HOLDS, FAILS or NOISE of tested outcomes: all holds only when every one holds; most when more
-    than half do, and fails only when even every one within noise could not make a majority."""
-    held, noise, n = outcomes.count(HOLDS), outcomes.count(NOISE), len(outcomes)
-    if quantifier == "all":
-        return _worst(outcomes)
-    if held > n / 2:
-        return HOLDS
-    return FAILS if held + noise <= n / 2 else NOISE
+    return by_quantifier([s.outcome for s in sets], claim.quantifier)
 
 
 def _counted(sets: list) -> str:
@@ -387,7 +336,7 @@ def judge_claim(claim: Claim, every: pd.DataFrame, final: pd.DataFrame | None = 
     if claim.needs:
         return ClaimVerdict(claim, "not testable here", f"needs {claim.needs}", decision=f"needs {claim.needs}")
     if final is None or curves is None:
-        final, curves = _final_and_curves(every)
+        final, curves = final_and_curves(every)
     if claim.test.kind in ACROSS_SETS:
         return _judge_across_sets(claim, every, final, curves, absent, runs_are)
     sets = []
@@ -424,7 +373,7 @@ def _extreme(claim: Claim, points: dict) -> tuple[str, str]:
     shown = "; ".join(f"{d} {', '.join(number(s.mean) for s in p)}" for d, p in points.items())
     text = (f"{test.metric} of {test.a} per set: {shown}; {'largest' if test.direction == 'higher' else 'smallest'} "
             f"on {best}" + (f" (within noise of {noise} set(s))" if noise else ""))
-    return _worst(outcomes), text
+    return worst(outcomes), text
 
 
 def _correlation(claim: Claim, points: dict) -> tuple[str, str]:
@@ -484,7 +433,7 @@ def judge_paper(paper: Paper, every: pd.DataFrame, absent: dict | None = None,
                 runs_are: str = "published") -> list[ClaimVerdict]:
     """Every claim of the paper judged on `every` row of the runs (collect_results); `absent` and
     `runs_are` as judge_claim's."""
-    final, curves = _final_and_curves(every)
+    final, curves = final_and_curves(every)
     return [judge_claim(claim, every, final, curves, absent, runs_are) for claim in paper.claims]
 
 
@@ -494,7 +443,7 @@ def rows_read(df: pd.DataFrame, paper: str | None = None) -> list:
     numbers' at_seconds entries, and every curve row a claim's test reads (SetRuns.curve_rows_read:
     the evaluations within its time, the point a time_to test reaches its target)."""
     chosen = set(number_rows_read(df, paper))
-    final, curves = _final_and_curves(df)
+    final, curves = final_and_curves(df)
     for claim in (c for p in report_papers(paper) for c in p.claims):
         if claim.needs or claim.test is None or claim.test.kind in ACROSS_SETS:
             continue

@@ -16,7 +16,7 @@ from .schema import (COLUMNS, FLOAT_COLUMNS, INT_COLUMNS, PUBLISHED_DIR, RESULTS
 
 def cell_key(params, trial, fold, budget=None) -> tuple:
     """Identity of one training job in a run: (params JSON, trial, fold or "", budget or "") --
-    budget: the training a `tune` cell was given (passes or seconds, see tune.py)."""
+    budget: the training a `tune` cell was given (passes or seconds, see experiment/tuning.py)."""
     def text(v, kind=int):
         try:
             if v is None or v != v or v == "":          # None, NaN, pandas NA, empty

@@ -9,7 +9,7 @@ A run's tags (config `tags:` -- paper, figure, panel, role) are written into run
 row, so that figures and the report select rows by what they are for, never by experiment names.
 The folder's timestamp is UTC, as are `started` / `ended` (ISO 8601).
 
-A published run (`kernelbench publish`, kernelbench/publish.py) is the same two files, compacted, in
+A published run (`kernelbench publish`, kernelbench/publish) is the same two files, compacted, in
 `results/published/<paper>/<run id>/`; a reader of a folder leaves out a `published` folder below it
 (read.run_folders), so that a run and its copy are never counted twice.
 """

@@ -201,15 +201,16 @@ class Words:
 
 @dataclass(frozen=True)
 class Flag:
-    """true or false."""
+    """true or false; with `auto`, also the word auto (decided from the data)."""
+    auto: bool = False
 
-    def read(self, value, path: str) -> bool:
-        if not isinstance(value, bool):
-            fail(path, f"expected true or false, got {show(value)}")
+    def read(self, value, path: str):
+        if not isinstance(value, bool) and not (self.auto and value == "auto"):
+            fail(path, f"expected {'true, false or auto' if self.auto else 'true or false'}, got {show(value)}")
         return value
 
     def describe(self) -> str:
-        return "true | false"
+        return "true | false | auto" if self.auto else "true | false"
 
 
 @dataclass(frozen=True)

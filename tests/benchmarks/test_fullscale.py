@@ -163,16 +163,24 @@ def test_the_held_out_variants_are_other_problems_with_their_own_bayes_error(var
     assert 0.4 < y.mean() < 0.6
 
 
-def test_synthetic_config_family_runs_and_records_the_generator(tmp_path):
+def _run_synthetic(tmp_path, config_text: str, *options):
+    """`kernelbench run` of a config (written to syn.yaml) into tmp_path/out, offline: the config's
+    path, the environment, and the run folder's run.json."""
     config = tmp_path / "syn.yaml"
-    config.write_text("dataset: {name: synthetic, shape: hepmass, n: 2000, n_test: 500, scale: standard}\n"
-                      "algorithm: {name: dsg, params: {batch_size: 64, block_size: 16}}\n"
-                      "evaluate: {every: 1000, on: [test_error]}\n")
+    config.write_text(config_text)
     env = {"KERNELBENCH_DATA": str(tmp_path / "cache"), "KERNELBENCH_OFFLINE": "1"}
-    proc = kb("run", str(config), "--out", str(tmp_path / "out"), "-q", env=env)
+    proc = kb("run", str(config), *options, "--out", str(tmp_path / "out"), "-q", env=env)
     assert proc.returncode == 0, proc.stderr
     (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
-    dataset = json.loads((folder / "run.json").read_text())["dataset"]
+    return config, env, json.loads((folder / "run.json").read_text())
+
+
+def test_synthetic_config_family_runs_and_records_the_generator(tmp_path):
+    _, _, meta = _run_synthetic(tmp_path, "dataset: {name: synthetic, shape: hepmass, n: 2000, n_test: 500, "
+                                          "scale: standard}\n"
+                                          "algorithm: {name: dsg, params: {batch_size: 64, block_size: 16}}\n"
+                                          "evaluate: {every: 1000, on: [test_error]}\n")
+    dataset = meta["dataset"]
     assert dataset["synthetic"]["shape"] == "hepmass" and dataset["n_train"] == 2000
     assert dataset["n_test"] == 500 and dataset["n_features"] == 28
 
@@ -207,16 +215,10 @@ def test_hepmass_replica_files_are_the_uci_csv_layout(tmp_path, monkeypatch):
 
 
 def test_set_and_trials_override_any_config_field(tmp_path):
-    config = tmp_path / "syn.yaml"
-    config.write_text("dataset: {name: synthetic, shape: susy, n: 1000, n_test: 200}\n"
-                      "algorithm: {name: dsg, params: {batch_size: 64, block_size: 16}}\ntrials: 3\n"
-                      "evaluate: {every: 1000, on: [test_error]}\n")
-    env = {"KERNELBENCH_DATA": str(tmp_path / "cache"), "KERNELBENCH_OFFLINE": "1"}
-    proc = kb("run", str(config), "--trials", "1", "--set", "stop.passes=0.5", "--set", "dataset.n=800",
-              "--out", str(tmp_path / "out"), "-q", env=env)
-    assert proc.returncode == 0, proc.stderr
-    (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
-    meta = json.loads((folder / "run.json").read_text())
+    config, env, meta = _run_synthetic(tmp_path, "dataset: {name: synthetic, shape: susy, n: 1000, n_test: 200}\n"
+                                                 "algorithm: {name: dsg, params: {batch_size: 64, block_size: 16}}\n"
+                                                 "trials: 3\nevaluate: {every: 1000, on: [test_error]}\n",
+                                       "--trials", "1", "--set", "stop.passes=0.5", "--set", "dataset.n=800")
     assert meta["config"]["trials"] == 1 and meta["config"]["stop"]["passes"] == 0.5
     assert meta["dataset"]["n_train"] == 800
     bad = kb("run", str(config), "--set", "stop.passes", "--out", str(tmp_path / "o2"), env=env)

@@ -36,6 +36,7 @@ from kernelbench.results import COLUMNS
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "configs" / "quickstart.yaml"
 from conftest import MIRROR as _MIRROR  # noqa: E402
+from helpers import cli_in_process  # noqa: E402
 MIRROR = str(_MIRROR)
 RUN_NAME_RE = re.compile(r"^quickstart-\d{8}-\d{6}-[0-9a-f]{6}$")
 TIMING_COLUMNS = ["train_seconds", "predict_seconds", "train_memory_mb"]
@@ -475,20 +476,11 @@ SUBPROCESS_CASES = {"missing-config", "invalid-yaml", "unknown-top-level-key", "
 
 def _main_in_process(args, *, data_dir, cwd, monkeypatch, capsys):
     """(exit code, stdout, stderr) of kernelbench.cli.main(args), as the console script would."""
-    from kernelbench.cli import main
-
     for key, value in _env(data_dir).items():
         if key.startswith("KERNELBENCH") or key in ("COLUMNS", "TERM", "NO_COLOR"):
             monkeypatch.setenv(key, value)
     monkeypatch.chdir(cwd)
-    capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as e:
-        code = 0 if e.code is None else e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return cli_in_process(args, capsys)
 
 
 @pytest.mark.parametrize("case, files, args, needles", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])

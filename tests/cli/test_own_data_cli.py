@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import REPO
+from helpers import cli_in_process
 
 HEADER = "height,weight,target,age\n"
 ROWS = "".join(f"{0.1 * i:.1f},{(-1) ** i * 0.3 * i:.1f},{1 if i % 2 else -1},{i % 5}\n" for i in range(1, 21))
@@ -94,20 +95,11 @@ def _config(case, files, extra, algorithm) -> str:
 
 
 def _main_in_process(args, *, cwd, data_dir, monkeypatch, capsys):
-    from kernelbench.cli import main
-
     monkeypatch.setenv("KERNELBENCH_DATA", str(data_dir))
     monkeypatch.setenv("KERNELBENCH_OFFLINE", "1")
     monkeypatch.setenv("COLUMNS", "250")
     monkeypatch.chdir(cwd)
-    capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as e:
-        code = 0 if e.code is None else e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return cli_in_process(args, capsys)
 
 
 @pytest.mark.parametrize("case, files, extra, algorithm, needles", BAD, ids=[b[0] for b in BAD])

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from kernelbench.config import EvaluateConfig, StopConfig
-from kernelbench.data import Dataset
 from kernelbench.algorithms import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import BOOLEAN, RANDOM_STATE, Integer, declare, param
 from kernelbench.solvers.base import BudgetExceededError, Solver
+
+from helpers import toy_dataset  # noqa: E402
 
 
 class _QuadraticSolver(Solver):
@@ -42,11 +43,7 @@ class _QuadraticSolver(Solver):
 
 def _prepared():
     spec = AlgorithmSpec("quadratic", _QuadraticSolver, None, "test double", ("binary",))
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(40, 3)), np.where(rng.random(40) < .5, -1.0, 1.0)
-    data = Dataset(name="toy", task="binary", X_train=X, y_train=y, X_test=X[:10], y_test=y[:10],
-                   description="toy")
-    return Prepared(spec, data, np.arange(40))
+    return Prepared(spec, toy_dataset(40), np.arange(40))
 
 
 @pytest.mark.parametrize("fail_in_run", [False, True])

@@ -9,11 +9,12 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from kernelbench.config import EvaluateConfig, StopConfig
-from kernelbench.data import Dataset
 from kernelbench.algorithms import AlgorithmSpec
 from kernelbench.experiment import Cell, Prepared, train_cell
 from kernelbench.params import RANDOM_STATE, declare
 from kernelbench.solvers.base import Solver
+
+from helpers import toy_dataset  # noqa: E402
 
 
 def _blas_threads():
@@ -48,10 +49,7 @@ class _RecordingSolver(Solver):
 
 def test_evaluation_runs_with_one_blas_thread_and_training_keeps_its_own():
     spec = AlgorithmSpec("recording", _RecordingSolver, None, "test double", ("binary",))
-    rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(30, 3)), np.where(rng.random(30) < .5, -1.0, 1.0)
-    data = Dataset(name="toy", task="binary", X_train=X, y_train=y, X_test=X[:10], y_test=y[:10],
-                   description="toy")
+    data = toy_dataset(30)
     with threadpool_limits(limits=2, user_api="blas"):
         if not _blas_threads():
             pytest.skip("threadpoolctl finds no BLAS library in this process")

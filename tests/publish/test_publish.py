@@ -18,7 +18,7 @@ from kernelbench.config import duration_text, load_config
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.experiment import run_experiment
 from kernelbench.papers import get_paper, paper_ids
-from kernelbench.publish import DIGITS, SIZE_BUDGET, over_budget, publish, thin
+from kernelbench.publish import DIGITS, PUBLISHED_MAX_BYTES, over_size_limit, publish, thin
 from kernelbench.report import (
     build_report,
     number_status,
@@ -416,12 +416,12 @@ def test_reproduction_md_is_read_in_minutes_and_shows_every_published_figure():
 
 def test_the_published_results_stay_within_their_size_budget(tmp_path):
     files = [p for p in PUBLISHED.rglob("*") if p.is_file()] if PUBLISHED.is_dir() else []
-    problem = over_budget(files + ([REPRODUCTION] if REPRODUCTION.is_file() else []), SIZE_BUDGET)
+    problem = over_size_limit(files + ([REPRODUCTION] if REPRODUCTION.is_file() else []), PUBLISHED_MAX_BYTES)
     assert problem is None, problem
     # the message names the largest files
     (tmp_path / "big.csv").write_bytes(b"x" * 3000)
     (tmp_path / "small.json").write_bytes(b"x" * 10)
-    message = over_budget([tmp_path / "big.csv", tmp_path / "small.json"], 1000)
+    message = over_size_limit([tmp_path / "big.csv", tmp_path / "small.json"], 1000)
     assert "over the budget" in message and message.index("big.csv") < message.index("small.json")
 
 

@@ -7,7 +7,7 @@ from kernelbench.papers import Claim, ClaimTest, Selector, get_paper
 from kernelbench.report.findings import deciding_number, findings_paragraph
 from kernelbench.report.marks import marked, outcome_of
 from kernelbench.report.paper_pages import claim_groups
-from kernelbench.report.verdicts import ClaimVerdict, SetOutcome
+from kernelbench.report.outcomes import ClaimVerdict, SetOutcome
 
 ORDER = ClaimTest("order", "test_error", Selector("dsg"), (Selector("norma"),), direction="lower")
 

@@ -77,10 +77,10 @@ def test_an_unfinished_run_is_resumed_not_restarted(configs, tmp_path):
 
 
 def test_a_budget_starts_no_experiment_once_spent(configs, tmp_path):
-    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", budget=1e-9, quiet=True,
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", time_limit=1e-9, quiet=True,
                         echo=lambda line: None)
     assert list(outcome.values()).count("left (budget spent)") == 2 and "ran" not in outcome.values()
-    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", budget=3600, quiet=True,
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", time_limit=3600, quiet=True,
                         echo=lambda line: None)
     assert list(outcome.values()).count("ran") == 2
 
@@ -200,7 +200,7 @@ def test_a_papers_sweep_runs_each_point_once_tagged_with_its_panel_and_resumes_a
 
 
 def test_a_sweep_waits_for_the_next_call_once_the_budget_is_spent_and_keeps_its_panel(configs, tmp_path):
-    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", budget=1e-9, quiet=True,
+    outcome = reproduce("dai2014", configs_dir=configs, out_dir=tmp_path / "r", time_limit=1e-9, quiet=True,
                         echo=lambda line: None, figure="fig2", sweeps=SWEEP)
     assert outcome == {"fig2 sweep: synthetic_dsg_b.yaml": "left (budget spent)"}
     assert not list((tmp_path / "r").glob("synthetic_dsg_b-*"))
