@@ -134,6 +134,8 @@ class SetRuns:
             if not picks:
                 raise Untested(f"no evaluation of {method} on {self.dataset} within {number(limit)} s")
             rows = self.curves.loc[picks]
+        if found.first_trial:
+            rows = rows[rows["trial"] == rows.groupby("run_id")["trial"].transform("min")]
         values = trial_values(rows, metric)
         if not len(values):
             raise Untested(f"no {metric} in the runs of {method} on {self.dataset}")

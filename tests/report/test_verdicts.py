@@ -445,6 +445,20 @@ def test_an_asynchronous_solver_is_exact_only_at_one_thread():
     assert two.verdict == "within noise" and "dsg ran one trial: the spread is unknown" in two.measurement
 
 
+def test_memory_is_read_on_each_runs_first_trial_only():
+    # in one process a later trial reuses what the first left resident (18.8 MB, then 0.02 and 0): only
+    # the first trial of each run reads what training allocates, so a spread needs runs of their own
+    test = ClaimTest("order", "train_memory_mb", Selector("cdsg"), (Selector("dsg"),), direction="lower")
+    one_process = frame(cells("a9a", "cdsg", [2.0, 1.9, 2.1], metric="train_memory_mb"),
+                        cells("a9a", "dsg", [18.8, 0.02, 0.0], metric="train_memory_mb"))
+    read = judge_claim(claim(test), one_process)
+    assert read.verdict == "within noise" and "< dsg 18.8" in read.measurement
+    processes = frame(*(cells("a9a", m, [v], metric="train_memory_mb", run=f"{m}{i}")
+                        for m, values in (("cdsg", (2.0, 1.9, 2.1)), ("dsg", (18.8, 19.0, 18.5)))
+                        for i, v in enumerate(values)))
+    assert judge_claim(claim(test), processes).verdict == "holds"
+
+
 def test_the_comparison_that_decides_a_set_is_shown_first():
     # cdsg is ahead of dsg but behind udsg: the row's start names udsg
     runs = frame(cells("a9a", "cdsg", [0.20]), cells("a9a", "dsg", [0.30]), cells("a9a", "udsg", [0.10]))
