@@ -9,7 +9,7 @@ values as overrides, named `<config name>-<key><value>...` after the keys with m
 and recorded in run.json as `sweep: {key: value}`.
 
 One key is evaluation-side: `predict.n_test` (Gu et al. Fig. 1g-h, testing time vs test size) trains
-the config once and times `predict` on that many test rows (drawn with replacement from the test
+the config once a trial and times `predict` on that many test rows (drawn with replacement from the test
 part), one row per size with `predict_seconds` and `counters.n_test`, all in one run folder.
 
 With `processes`, every point is its own `python -m kernelbench.cli run` process (the same code path,
@@ -313,35 +313,38 @@ def _point_line(point: Point) -> str:
 
 def time_predictions(cfg: ExperimentConfig, sizes, *, out_dir="results", command=None,
                      repeat: int = PREDICT_REPEAT) -> Path:
-    """Train `cfg` once (its stop rule, one thread) and time `predict` on `size` test rows drawn with
-    replacement, for each size: best of `repeat` on one BLAS thread. One run folder; one row per
-    size, `counters.n_test` the size, the test score of the whole test part on every row."""
+    """Train `cfg` once a trial (its stop rule, one thread, seed seed + trial) and time `predict` on
+    `size` test rows drawn with replacement (by the trial's seed), for each size: best of `repeat` on
+    one BLAS thread. One run folder; one row per trial and size, `counters.n_test` the size, the test
+    score of the whole test part on every row; a timing is a measurement, so trials give its spread."""
     prepared = prepare_experiment(cfg, progress=False)
     data, spec = prepared.data, prepared.spec
     if data.X_test is None or not data.X_test.shape[0]:
         raise KernelbenchError(f"{cfg.name}: {PREDICT_SIZES} needs a test part (dataset.test)")
     params = {**cfg.algorithm.params, **({"threads": 1} if "threads" in cfg.algorithm.params else {})}
-    est = spec.build(params, seed=cfg.seed, task=data.task)
-    *_, last = trace(est, data.X_train, data.y_train, cfg.stop, every=math.inf, initial=False)
     regression = data.task == "regression"
-    fields = est.record()
-    counters = fields.pop("counters", {})
-    if "n_nonzero" in counters:           # AsyDSSKL evaluates its non-zero weights only
-        fields["n_features"] = counters["n_nonzero"]
-    test_score = score(est.predict(data.X_test), data.y_test, regression)
-    measure = {("test_mse" if regression else "test_error"): test_score}
-    base = {"experiment": cfg.name, "dataset": data.name, "algorithm": spec.name, "trial": 0, "seed": cfg.seed,
-            "params": params_json(spec.defaults(), params), "iteration": est.n_iter_,
-            "samples_seen": est.samples_seen_, "train_seconds": last.train_seconds, "threads": 1,
-            **measure, **fields}
-    rng = np.random.default_rng(cfg.seed)
     with Run.create(out_dir, cfg.name, config_to_dict(cfg), command=command, tags=cfg.tags.as_dict()) as run:
         run.update(dataset=describe(data))
-        for i, size in enumerate(sizes):
-            X = data.X_test[rng.integers(0, data.X_test.shape[0], int(size))]
-            run.append({**base, "predict_seconds": _best_predict_seconds(est, X, repeat),
-                        "counters": json.dumps({**counters, "n_test": int(size)}, sort_keys=True),
-                        "final": int(i == len(sizes) - 1)})
+        for trial in range(cfg.trials):
+            seed = cfg.seed + trial
+            est = spec.build(params, seed=seed, task=data.task)
+            *_, last = trace(est, data.X_train, data.y_train, cfg.stop, every=math.inf, initial=False)
+            fields = est.record()
+            counters = fields.pop("counters", {})
+            if "n_nonzero" in counters:           # AsyDSSKL evaluates its non-zero weights only
+                fields["n_features"] = counters["n_nonzero"]
+            test_score = score(est.predict(data.X_test), data.y_test, regression)
+            measure = {("test_mse" if regression else "test_error"): test_score}
+            base = {"experiment": cfg.name, "dataset": data.name, "algorithm": spec.name, "trial": trial,
+                    "seed": seed, "params": params_json(spec.defaults(), params), "iteration": est.n_iter_,
+                    "samples_seen": est.samples_seen_, "train_seconds": last.train_seconds, "threads": 1,
+                    **measure, **fields}
+            rng = np.random.default_rng(seed)
+            for i, size in enumerate(sizes):
+                X = data.X_test[rng.integers(0, data.X_test.shape[0], int(size))]
+                run.append({**base, "predict_seconds": _best_predict_seconds(est, X, repeat),
+                            "counters": json.dumps({**counters, "n_test": int(size)}, sort_keys=True),
+                            "final": int(i == len(sizes) - 1)})
     return run.path
 
 

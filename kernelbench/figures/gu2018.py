@@ -143,7 +143,8 @@ def test_time(df):
             size = alg["n_features"].dropna().max() if alg["n_features"].notna().any() else \
                 alg["n_support_vectors"].max()
             unit = "features" if alg["n_features"].notna().any() else "SVs"
-            ax.plot(alg["n_test"], alg["predict_seconds"], color=color, marker=marker, ms=3, lw=1.2,
+            seconds = alg.groupby("n_test")["predict_seconds"].mean()      # the trials' mean at each size
+            ax.plot(seconds.index, seconds.to_numpy(), color=color, marker=marker, ms=3, lw=1.2,
                     label=f"{LABELS[algorithm]} ({int(size)} {unit})")
         _label_panel(ax, name, part, "number of testing samples", "testing time (s)")
         # each panel's methods are labelled with their own model size: a legend under each panel
