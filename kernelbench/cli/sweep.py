@@ -38,7 +38,7 @@ def sweep(
       --over dataset.subsample=5000,10000,20000      time vs training size
       --over algorithm.params.threads=1,2            speed-up vs threads
       --over predict.n_test=1000,10000,50000         predict time vs test size
-                                 (trains once; one run folder, a row a size)
+                                 (trains once a trial; one run folder, a row a trial and size)
 
     --processes: each point is its own `kernelbench run` process, so its
     peak memory (run.json) is its own; --max-memory-mb limits it. --max-seconds
