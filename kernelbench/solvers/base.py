@@ -104,6 +104,7 @@ class Solver(Declared, BaseEstimator):
     predicts_before_training = True    # a model exists at iteration 0 (f = 0): curves start there
     converged_ = False                 # set by a solver with its own stopping rule (tolerance, procedure's end)
     _training_only: tuple = ()         # a subclass's own per-fit data, dropped by finish()
+    _model_arrays: tuple = ()          # the attributes of core_ that every step reads (see working_set)
     # What a user can expect when re-running with the same seed (recorded in run.json).
     determinism = "identical results for the same seed and thread count"
     # How the experiment loop may predict a large test part (experiment.metrics.predict; results identical either way):
@@ -193,7 +194,8 @@ class Solver(Declared, BaseEstimator):
 
     def working_set(self) -> list:
         """The arrays the training loop reads over and over: the training data as the loop reads
-        it, the targets, the pass order and the subclass's own per-fit data (`_training_only`).
+        it, the targets, the pass order and the subclass's own per-fit data (`_training_only`),
+        then the model its compiled core reads at every step (`_model_arrays`, those allocated).
         kernelbench.experiment.trace reads them back into the CPU caches after each evaluation,
         outside its timer: predicting a test part streams it through the caches, and the next
         timed chunk would otherwise pay for reloading what an uninterrupted run keeps there."""
@@ -201,6 +203,8 @@ class Solver(Declared, BaseEstimator):
         data = state.get("_dense_X_cache")
         names = ("_train_Y", "_order") + self._training_only
         values = [data if data is not None else state.get("_train_X")] + [state.get(n) for n in names]
+        if self._model_arrays:
+            values += [getattr(self.core_, n) for n in self._model_arrays]
         arrays = []
         for value in values:
             parts = (value.data, value.indices, value.indptr) if sp.issparse(value) else \

@@ -60,6 +60,9 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
     batch_size = 1          # one sample per SGD step: the mini-batch schedule with B = 1 (not a parameter)
     loss_ = "hinge"         # the loss of objective (1), fixed (objectives.py reads it)
     _training_only = ("_y_source", "_y_pm")
+    # what every step and merge reads: the lookup tables and the model (support vectors,
+    # coefficients, norms, pairwise distances)
+    _model_arrays = ("H", "W", "SVT", "a", "norms", "D")
     # predict_parallelism stays "serial": the core's decision() reuses its dist/kval scratch
 
     def _feature_dtype(self):
@@ -86,13 +89,6 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
 
     def _decision(self, X):
         return self.core_.decision(as_dense(X, np.float64)).reshape(-1, 1)
-
-    def working_set(self) -> list:
-        """The training data, then what every step and merge reads: the lookup tables and the
-        model (support vectors, coefficients, norms, pairwise distances), most recent last."""
-        core = self.core_
-        state = (core.H, core.W, core.SVT, core.a, core.norms, core.D)
-        return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
 
     # ---- what the experiment loop records ----
     def record(self) -> dict:

@@ -68,6 +68,7 @@ REGRESSION_PARAMETERS = declare(PARAMETERS, loss=PARAMETERS["loss"].but(
 class _DSGBase(IterativeEstimator):
     _mode = "dsg"           # which rule picks the block an iteration updates (_dsg.MODES)
     predict_parallelism = "internal"   # OpenMP on `threads`, chunked inside (base.py)
+    _model_arrays = ("W", "b", "R", "block_weight", "A")   # what every iteration reads: ω, b (when cached), β
     determinism = ("identical results for the same seed and thread count; a different thread count "
                    "changes GEMM blocking, so coefficients may differ in the last bits (~1e-10)")
 
@@ -143,12 +144,6 @@ class _DSGBase(IterativeEstimator):
     def _decision(self, X):
         with blas_threads(1):
             return self.core_.predict(as_dense(X, self._feature_dtype()), average=bool(self.average))
-
-    def working_set(self) -> list:
-        """The training data, then the model every iteration reads: ω, b (when cached) and β."""
-        core = self.core_
-        state = (core.W, core.b, core.R, core.block_weight, core.A)
-        return super().working_set() + [a for a in state if isinstance(a, np.ndarray)]
 
     # ---- what the experiment loop records ----
     def record(self) -> dict:

@@ -83,6 +83,18 @@ def _parse_file(path: Path, block_bytes: int | None = None, **options):
         return X, y, report
 
 
+def _spy_blocks(seen: list, block_bytes: int):
+    """A BlockReader of `block_bytes` blocks that appends each block's length to `seen`: which blocks
+    the parser really read."""
+    class Spy(BlockReader):
+        def __iter__(self):
+            for item in super().__iter__():
+                seen.append(len(item[0]))
+                yield item
+
+    return functools.partial(Spy, block_bytes=block_bytes)
+
+
 def _parse_text(folder: Path, text: bytes, name="f.svm", **options):
     return _parse_file(_write(folder / name, text), **options)
 
@@ -272,17 +284,10 @@ def test_random_valid_svmlight_equals_sklearn_at_any_block_size(case, auto, dtyp
 def test_block_splitting_is_really_exercised(tmp_path):
     """The small-block path above does split lines: a 1-byte block reader sees many blocks."""
     seen = []
-
-    class Spy(BlockReader):
-        def __iter__(self):
-            for item in super().__iter__():
-                seen.append(len(item[0]))
-                yield item
-
     text = _rows(20)
     path = _write(tmp_path / "s.svm", text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(svmlight, "BlockReader", functools.partial(Spy, block_bytes=7))
+        mp.setattr(svmlight, "BlockReader", _spy_blocks(seen, block_bytes=7))
         X, y, _ = _parse_file(path, n_features=3, base=1)
     assert len(seen) == -(-len(text) // 7) and max(seen) == 7
     X_ref, y_ref = load_svmlight_file(io.BytesIO(text), n_features=3, zero_based=False)
@@ -588,14 +593,7 @@ def test_row_count_mismatch_names_found_and_expected_and_caches_nothing(tmp_path
 def test_row_count_exceeded_stops_early(tmp_path, monkeypatch):
     """A file with far more rows than the registry says is refused after the first blocks."""
     blocks = []
-
-    class Spy(BlockReader):
-        def __iter__(self):
-            for item in super().__iter__():
-                blocks.append(len(item[0]))
-                yield item
-
-    monkeypatch.setattr(svmlight, "BlockReader", functools.partial(Spy, block_bytes=1000))
+    monkeypatch.setattr(svmlight, "BlockReader", _spy_blocks(blocks, block_bytes=1000))
     path = _write(tmp_path / "long.svm", _rows(20000))
     with pytest.raises(DataError, match="more than 10 rows"):
         svmlight.parse_svmlight(path, tmp_path, SvmlightOptions(n_features=3, base=1, expected_rows=10))

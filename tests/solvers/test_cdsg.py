@@ -18,6 +18,7 @@ from kernelbench.solvers.cdsg import (CDSGClassifier, CDSGRegressor, UDSGClassif
 from kernelbench.solvers.dsg import DSGClassifier
 
 import reference_cdsg as ref
+from helpers import dsg_problem
 
 
 # ---------------------------------------------------------------------------------------------
@@ -61,20 +62,6 @@ def test_rule9_needs_aligned_weight_and_gradient():
 # compiled core vs the NumPy reference, step for step
 # ---------------------------------------------------------------------------------------------
 
-def _problem(loss, n=41, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    if loss == "squared":
-        Y = (np.sin(X[:, 0]) + 0.3 * X[:, 1]).reshape(-1, 1)
-    elif loss == "softmax":
-        labels = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)
-        Y = np.eye(3)[labels]
-    else:
-        Y = np.where(X[:, 0] * X[:, 1] + 0.2 * X[:, 2] > 0, 1.0, -1.0).reshape(-1, 1)
-    rows = np.concatenate([rng.permutation(n), rng.permutation(n), rng.permutation(n)[:9]]).astype(np.int64)
-    return X, Y, rows
-
-
 MODE_SETTINGS = {
     "dsg": {},
     "udsg": {"new_iterations": 2, "old_iterations": 3},
@@ -86,7 +73,7 @@ MODE_SETTINGS = {
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared", "softmax"])
 @pytest.mark.parametrize("cache,threads", [(True, 1), (False, 2)])
 def test_core_matches_reference(mode, loss, cache, threads):
-    X, Y, rows = _problem(loss)
+    X, Y, rows = dsg_problem(loss, n=41, n_rows=2 * 41 + 9)        # two passes and 9 rows of a third
     settings = dict(batch_size=5, block_size=4, kernel="rbf", gamma=0.7, lam=0.01, step=3.0, t0=2.0,
                     seed=11)
     extra = MODE_SETTINGS[mode]
@@ -121,7 +108,7 @@ def test_core_matches_reference(mode, loss, cache, threads):
 
 
 def test_udsg_period_adds_blocks_only_in_new_iterations():
-    X, Y, rows = _problem("hinge", n=200)
+    X, Y, _ = dsg_problem("hinge", n=200, n_rows=200)
     est = UDSGClassifier(batch_size=10, block_size=4, new_iterations=2, old_iterations=3, random_state=0)
     est.begin(X, Y.ravel())
     est.run(23)

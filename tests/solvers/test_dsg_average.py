@@ -16,6 +16,7 @@ from kernelbench.solvers.cdsg import CDSGClassifier, UDSGClassifier
 from kernelbench.solvers.dsg import DSGClassifier, DSGRegressor
 
 import reference_cdsg as ref
+from helpers import dsg_problem
 
 MODE_SETTINGS = {
     "dsg": {},
@@ -24,23 +25,10 @@ MODE_SETTINGS = {
 }
 
 
-def _problem(loss, n=31, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    if loss == "squared":
-        Y = (np.sin(X[:, 0]) + 0.3 * X[:, 1]).reshape(-1, 1)
-    elif loss == "softmax":
-        Y = np.eye(3)[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5).astype(int)]
-    else:
-        Y = np.where(X[:, 0] * X[:, 1] + 0.2 * X[:, 2] > 0, 1.0, -1.0).reshape(-1, 1)
-    rows = np.concatenate([rng.permutation(n), rng.permutation(n)[:19]]).astype(np.int64)
-    return X, Y, rows
-
-
 @pytest.mark.parametrize("mode", ["dsg", "udsg", "cdsg"])
 @pytest.mark.parametrize("loss", ["logistic", "squared", "softmax"])
 def test_core_average_matches_mean_of_iterates(mode, loss):
-    X, Y, rows = _problem(loss)
+    X, Y, rows = dsg_problem(loss, n=31, n_rows=31 + 19)           # a pass and 19 rows of a second
     settings = dict(batch_size=5, block_size=4, kernel="rbf", gamma=0.7, lam=0.01, step=3.0, t0=2.0, seed=11)
     extra = MODE_SETTINGS[mode]
     grad_bound = 0.0 if loss == "squared" else 1.0
@@ -73,7 +61,7 @@ def test_core_average_matches_mean_of_iterates(mode, loss):
 
 
 def test_no_average_before_start_means_current_iterate():
-    X, Y, rows = _problem("logistic")
+    X, Y, rows = dsg_problem("logistic", n=31, n_rows=31 + 19)
     core = _dsg.DSGCore(n_dims=3, n_outputs=1, block_size=4, kernel="rbf", gamma=0.7, loss=code("logistic"),
                         lam=0.01, step=3.0, t0=2.0, seed=1, dtype="float64", cache_features=True, threads=1,
                         average_from=100)

@@ -213,18 +213,18 @@ def test_bad_labels_are_clear_errors(make, match):
         TSGS3VMClassifier(batch_size=16).fit(X, labels)
 
 
-def test_bad_params_are_clear_errors():
+@pytest.mark.parametrize("cls, params, error, match", [
+    (TSGS3VMClassifier, {"eta": 0.5}, SolverError, r"eta must be a number >= 1, got 0\.5"),
+    (TSGS3VMClassifier, {"unlabeled_loss": "hinge"}, SolverError,
+     "unlabeled_loss must be one of 'shg', 'sshg', 'ramp', 'da', got 'hinge'"),
+    (TSGS3VMClassifier, {"offset": "bias"}, SolverError, "offset must be one of 'none', 'learned', 'balanced', got 'bias'"),
+    (FRS3VMClassifier, {"n_components": 0}, SolverError, "n_components must be an integer >= 1"),
+    (TSGS3VMClassifier, {"C": 1e12, "eta": 1.0, "batch_size": 16}, DivergenceError, "eta"),
+])
+def test_bad_params_are_clear_errors(cls, params, error, match):
     X, _, y_semi = _moons(n=100)
-    with pytest.raises(SolverError, match=r"eta must be a number >= 1, got 0\.5"):
-        TSGS3VMClassifier(eta=0.5).fit(X, y_semi)
-    with pytest.raises(SolverError, match="unlabeled_loss must be one of 'shg', 'sshg', 'ramp', 'da', got 'hinge'"):
-        TSGS3VMClassifier(unlabeled_loss="hinge").fit(X, y_semi)
-    with pytest.raises(SolverError, match="offset must be one of 'none', 'learned', 'balanced', got 'bias'"):
-        TSGS3VMClassifier(offset="bias").fit(X, y_semi)
-    with pytest.raises(SolverError, match="n_components must be an integer >= 1"):
-        FRS3VMClassifier(n_components=0).fit(X, y_semi)
-    with pytest.raises(DivergenceError, match="eta"):
-        TSGS3VMClassifier(C=1e12, eta=1.0, batch_size=16).fit(X, y_semi)
+    with pytest.raises(error, match=match):
+        cls(**params).fit(X, y_semi)
 
 
 @pytest.mark.parametrize("offset", ["none", "balanced"])
