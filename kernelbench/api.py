@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.config import config_from_dict, load_config
 from kernelbench.data import UserArrays
-from kernelbench.errors import ConfigError, DataError
-from kernelbench.experiment import Execution, run_experiment
+from kernelbench.errors import DataError
+from kernelbench.experiment import Execution
+from kernelbench.experiment.plan import Plan, execute
 from kernelbench.results.read import read_results
 
 
@@ -44,17 +44,9 @@ def run(config, X=None, y=None, X_test=None, y_test=None, *, out="results", seed
     if X is None and X_test is not None:
         raise DataError("X_test and y_test are the test part of arrays: give the training arrays X and y too, "
                         "or set dataset.test_path for a test file")
-    arrays = None if X is None else "train" if X_test is None else "train+test"
-    overrides = {"seed": seed, "trials": trials}
-    if isinstance(config, (str, Path)):
-        cfg = load_config(config, overrides=overrides, arrays=arrays)
-    elif isinstance(config, dict):
-        cfg = config_from_dict(config, overrides=overrides, arrays=arrays)
-    else:
-        raise ConfigError(f"config: expected a YAML file's path or a dict, got a {type(config).__name__}")
-    given = None if X is None else UserArrays(X, y, X_test, y_test)
-    run_dir = run_experiment(cfg, out_dir=out, quiet=quiet, arrays=given, execution=Execution(jobs=jobs),
-                             command=["kernelbench.api.run"])
+    plan = Plan(configs=(config,), overrides={"seed": seed, "trials": trials}, out_dir=out,
+                execution=Execution(jobs=jobs), arrays=None if X is None else UserArrays(X, y, X_test, y_test))
+    run_dir = execute(plan, quiet=quiet, command=["kernelbench.api.run"])
     rows = read_results(run_dir)
     rows.attrs["run_dir"] = Path(run_dir)
     return rows

@@ -16,8 +16,8 @@ The experiments of a paper are the configs tagged with it (configs/*.yaml, `tags
                refitted and scored on the test part (experiment.grid_search), not every cell on the test part.
 
 Some panels are produced by a sweep, not by one config (training sizes, test sizes, threads): the
-paper file's `sweeps:` (`SWEEPS`), each a `kernelbench sweep` command. `reproduce` runs them after
-the configs, in this process (experiment.run_sweep), every run tagged with the sweep's figure (so
+paper file's `sweeps:` (`SWEEPS`), each its configs, points (`over`) and `processes`. `reproduce` runs
+them after the configs, in this process (an experiment.plan run as `kernelbench sweep`), every run tagged with the sweep's figure (so
 that it is never pooled with the fixed-size runs of its config) and resumable like the configs: a
 point finished under --out is kept, an unfinished one resumed. `figure` (`--figure fig2`) runs only
 the configs and sweeps of one figure or table.
@@ -27,9 +27,11 @@ with dataset.labeled (the semi-supervised ones); the others run as they are.
 """
 from __future__ import annotations
 
+import json
 import re
+import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -41,17 +43,17 @@ from kernelbench.config import ExperimentConfig, config_to_dict, duration_text, 
 from kernelbench.data.fetch import fetch_command, resolve_local
 from kernelbench.data.registry import get_spec
 from kernelbench.errors import ConfigError, KernelbenchError, OutputError
-from kernelbench.experiment import grid_search, run_experiment
-from kernelbench.experiment.sweep import PREDICT_SIZES, SweepCommand, parse_command, run_sweep, sweep_points
+from kernelbench.experiment import Execution
+from kernelbench.experiment.plan import Plan, execute
+from kernelbench.experiment.sweep import PREDICT_SIZES, sweep_points
 from kernelbench.figures import render_all
-from kernelbench.papers import PAPERS, get_paper
+from kernelbench.papers import PAPERS, Sweep, get_paper
 from kernelbench.publish import finished_cells, published_seconds
 from kernelbench.report import build_report, markdown_to_html
 from kernelbench.results import Run, RunRecord, final_rows, read_results
 
-# Panels made by a sweep (it varies what a config holds fixed): (paper, figure, command), from each
-# paper's `sweeps`
-SWEEPS = tuple((paper.id, sweep.figure, sweep.command) for paper in PAPERS.values() for sweep in paper.sweeps)
+# Panels made by a sweep (it varies what a config holds fixed): (paper, sweep), from each paper's `sweeps`
+SWEEPS = tuple((paper.id, sweep) for paper in PAPERS.values() for sweep in paper.sweeps)
 FIGURE_KEY = "tags.figure"                # the override that tags a sweep's runs with its panel
 TIME_SPENT = "left (budget spent)"        # an experiment or sweep not started within --budget
 
@@ -65,6 +67,7 @@ class Experiment:
     previous: Run | None           # the newest run folder of this exact config
     estimate: float | None         # seconds, or None if unknown
     selection: bool = False        # a model-selection config: run by grid_search (selects_model)
+    overrides: dict = field(default_factory=dict)     # those `cfg` was loaded with (--protocol)
 
     @property
     def done(self) -> bool:
@@ -105,13 +108,14 @@ def experiments(paper: str | None, configs_dir, out_dir, *, protocol: str | None
             continue
         if figure is not None and cfg.tags.figure != figure:
             continue
-        selection = selects_model(path, cfg)
+        selection, overrides = selects_model(path, cfg), {}
         if protocol is not None and cfg.dataset.labeled is not None and not selection:
-            cfg = load_config(path, overrides={"protocol": protocol})
+            overrides = {"protocol": protocol}
+            cfg = load_config(path, overrides=overrides)
         previous = Run.latest(out_dir, cfg.name, config_to_dict(cfg))     # None under a missing folder
         found.append(Experiment(path, cfg, missing_data(cfg), previous,
                                 estimate_seconds(cfg, out_dir, selection=selection, published_dir=published_dir),
-                                selection))
+                                selection, overrides))
     return found
 
 
@@ -229,8 +233,8 @@ def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = No
              e.cfg.algorithm.name, e.cfg.tags.role or "", e.state, duration_text(e.estimate), e.path.name,
              e.missing or "")
             for e in experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir)]
-    rows += [(p, figure, "", "", "(sweep)", "", "sweep", "?", command, "")
-             for p, figure, command in SWEEPS if paper in (None, p)]
+    rows += [(p, sweep.figure, "", "", "(sweep)", "", "sweep", "?", sweep_command(sweep), "")
+             for p, sweep in SWEEPS if paper in (None, p)]
     rows.sort(key=lambda r: (r[0], r[1], r[3], r[4]))
     head = ("paper", "where", "panel", "dataset", "algorithm", "role", "state", "estimate", "config", "why not")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -245,23 +249,39 @@ def matrix(paper: str | None, configs_dir, out_dir, *, protocol: str | None = No
     return "\n".join(lines)
 
 
-def paper_sweeps(paper: str, figure: str | None = None, sweeps=None) -> list[tuple[str, str]]:
-    """(figure, command) of the paper's sweeps (`sweeps`: those instead of the paper file's), of
-    `figure` only when given."""
-    found = [(f, c) for p, f, c in SWEEPS if p == paper] if sweeps is None else [tuple(s) for s in sweeps]
-    return [(f, c) for f, c in found if figure in (None, f)]
+def sweep_command(sweep: Sweep) -> str:
+    """The `kernelbench sweep` command that runs a paper's sweep (for the --list matrix and the log):
+    each value written as `--over` reads it back (YAML flow), text that YAML would read otherwise quoted."""
+    def flow(value) -> str:
+        if isinstance(value, str):
+            return value if yaml.safe_load(f"[{value}]") == [value] else json.dumps(value, ensure_ascii=False)
+        return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1 << 16).strip() \
+            .removesuffix("\n...")
+
+    words = ["kernelbench", "sweep", *sweep.configs, *(["--processes"] if sweep.processes else [])]
+    for key, values in sweep.over.items():
+        words += ["--over", f"{key}={','.join(map(flow, values))}"]
+    return shlex.join(words)
 
 
-def sweep_plan(figure: str, command: str, configs_dir) -> SweepCommand:
-    """The configs (in configs_dir), points and --processes of a paper's sweep command, its runs
+def paper_sweeps(paper: str, figure: str | None = None, sweeps=None) -> list[Sweep]:
+    """The paper's sweeps (`sweeps`: those instead of the paper file's), of `figure` only when given."""
+    found = [sweep for p, sweep in SWEEPS if p == paper] if sweeps is None else list(sweeps)
+    return [sweep for sweep in found if figure in (None, sweep.figure)]
+
+
+def sweep_plan(sweep: Sweep, configs_dir) -> Plan:
+    """The plan of a paper's sweep: its configs (in configs_dir), points and processes, its runs
     tagged with the sweep's figure: a sweep varies what its configs hold fixed, so its runs must
     never be pooled with theirs (which carry the configs' own figure)."""
-    configs, over, processes = parse_command(command)
-    given = over.get(FIGURE_KEY)
-    if given is not None and given != [figure]:
-        raise ConfigError(f"sweep {command!r}: --over {FIGURE_KEY}={','.join(map(str, given))} but the sweep "
-                          f"makes {figure}; write --over {FIGURE_KEY}={figure} in the paper file")
-    return SweepCommand([Path(configs_dir) / c.name for c in configs], {FIGURE_KEY: [figure], **over}, processes)
+    given = sweep.over.get(FIGURE_KEY)
+    if given is not None and list(given) != [sweep.figure]:
+        raise ConfigError(f"sweep of {sweep.figure}: over {FIGURE_KEY}: {list(given)} but the sweep makes "
+                          f"{sweep.figure}; write `{FIGURE_KEY}: [{sweep.figure}]` under the sweep's `over` "
+                          "in the paper file")
+    return Plan(configs=tuple(Path(configs_dir) / Path(c).name for c in sweep.configs),
+                points={FIGURE_KEY: [sweep.figure], **{key: list(values) for key, values in sweep.over.items()}},
+                processes=sweep.processes)
 
 
 def reproduce(paper: str, *, configs_dir="configs", out_dir="results", time_limit: float | None = None,
@@ -271,7 +291,7 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", time_limi
     (their finished points kept), then render its figures and write its report section. Returns
     what happened to each config (and to each sweep's config: "<figure> sweep: <file>"). `protocol`:
     see the module docstring; `published_dir`: the published folder that estimates durations
-    (matrix); `figure`: that figure's configs and sweeps only; `sweeps`: [(figure, command)] run
+    (matrix); `figure`: that figure's configs and sweeps only; `sweeps`: papers.Sweep objects run
     instead of the paper file's."""
 
     found = experiments(paper, configs_dir, out_dir, protocol=protocol, published_dir=published_dir, figure=figure)
@@ -288,19 +308,19 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", time_limi
         if e.missing:
             echo(f"  not run: {e.path.name}: {e.missing}")
     outcome = {e.path.name: e.state for e in found}
-    started = time.monotonic()
+    deadline = time.monotonic() + time_limit if time_limit is not None else None
     command = ["kernelbench", "reproduce", paper, *(["--protocol", protocol] if protocol else [])]
     bar = tqdm(todo, desc=f"reproduce {paper}", unit="experiment", disable=quiet)
     for e in bar:
-        if time_limit is not None and time.monotonic() - started >= time_limit:
+        if deadline is not None and time.monotonic() >= deadline:
             outcome[e.path.name] = TIME_SPENT
             continue
         bar.set_postfix_str(e.cfg.name)
         try:
             # a model-selection config: cross-validated search on the training part, the refit on the test part
-            run = grid_search if e.selection else run_experiment
-            run(e.cfg, out_dir=out_dir, quiet=True, resume=e.previous is not None, execution=execution,
-                command=command)
+            execute(Plan(configs=(e.path,), overrides=e.overrides, mode="grid" if e.selection else "run",
+                         out_dir=out_dir, resume=e.previous is not None, execution=execution or Execution()),
+                    quiet=True, command=command)
             outcome[e.path.name] = "ran"
         except KeyboardInterrupt:
             raise
@@ -308,9 +328,8 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", time_limi
             outcome[e.path.name] = f"failed: {error}"
             echo(f"  {e.path.name}: {error}")
     bar.close()
-    deadline = started + time_limit if time_limit is not None else None
-    for sweep_figure, sweep_command in planned:
-        outcome.update(_run_paper_sweep(sweep_figure, sweep_command, configs_dir, out_dir, deadline, command, echo))
+    for sweep in planned:
+        outcome.update(_run_paper_sweep(sweep, configs_dir, out_dir, deadline, command, echo))
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     figures = render_all(out_dir, Path(out_dir) / "figures", prefix=f"{paper}_")
     markdown, _ = build_report([out_dir], paper=paper)
@@ -325,16 +344,17 @@ def reproduce(paper: str, *, configs_dir="configs", out_dir="results", time_limi
     return outcome
 
 
-def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, run_command, echo) -> dict:
+def _run_paper_sweep(sweep: Sweep, configs_dir, out_dir, deadline, run_command, echo) -> dict:
     """One sweep of a paper, config by config: {"<figure> sweep: <file>": what happened}."""
-    echo(f"  sweep ({figure}): {command}")
+    figure = sweep.figure
+    echo(f"  sweep ({figure}): {sweep_command(sweep)}")
     try:
-        configs, over, processes = sweep_plan(figure, command, configs_dir)
+        plan = replace(sweep_plan(sweep, configs_dir), out_dir=out_dir, resume=True, deadline=deadline)
     except KernelbenchError as error:
         echo(f"  sweep ({figure}): {error}")
         return {f"{figure} sweep": f"failed: {error}"}
     outcome = {}
-    for config in configs:
+    for config in plan.configs:
         key = f"{figure} sweep: {config.name}"
         if deadline is not None and time.monotonic() >= deadline:
             outcome[key] = TIME_SPENT
@@ -345,15 +365,15 @@ def _run_paper_sweep(figure: str, command: str, configs_dir, out_dir, deadline, 
                 outcome[key] = "no data"
                 echo(f"  not run: {config.name} ({figure} sweep): {missing}")
                 continue
-            points = run_sweep([config], over, out_dir=out_dir, resume=True, deadline=deadline, processes=processes,
-                               command=run_command, echo=lambda line: echo(f"    {line}"))
+            points = execute(replace(plan, configs=(config,)), quiet=True, command=run_command,
+                             echo=lambda line: echo(f"    {line}"))
         except KeyboardInterrupt:
             raise
         except KernelbenchError as error:          # one config's problem does not stop the rest
             outcome[key] = f"failed: {error}"
             echo(f"  {key}: {error}")
             continue
-        if deadline is not None and time.monotonic() >= deadline and not _line_complete(points, over):
+        if deadline is not None and time.monotonic() >= deadline and not _line_complete(points, plan.points):
             outcome[key] = TIME_SPENT
         else:
             outcome[key] = "done" if points and all(p.kept for p in points) else "ran"

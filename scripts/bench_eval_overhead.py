@@ -1,7 +1,7 @@
 """`make bench`: training time in results.csv must not depend on how often the experiment loop evaluates.
 
 For every registered algorithm (a workload on ijcnn1 below, seeded), the same experiment is run as
-`kernelbench run` runs it (run_experiment, in this process: a run folder each) with two evaluation
+`kernelbench run` runs it (an experiment plan, in this process: a run folder each) with two evaluation
 schedules, alternating, --repeat rounds of --trials trials each:
 
   default  the experiment loop's default `evaluate:` (a point every ~1/10 pass, and at each the
@@ -29,10 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernelbench.config import config_from_dict
 from kernelbench.errors import KernelbenchError
 from kernelbench.estimators import algorithms
-from kernelbench.experiment import run_experiment
+from kernelbench.experiment.plan import Plan, execute
 from kernelbench.results import final_rows, read_results
 
 IJCNN1 = {"name": "ijcnn1", "test": "official", "scale": "none"}
@@ -68,19 +67,19 @@ SINGLE = {"every": 10**12, "on": ["test_error"]}
 TARGET_SECONDS = 1.0            # runs shorter than this are outside the 3% target
 
 
-def config(name: str, schedule: dict | None, trials: int):
-    """The workload of `name` as a validated experiment config; `schedule` its `evaluate:` (None: the
-    default)."""
+def config(name: str, schedule: dict | None, trials: int) -> dict:
+    """The workload of `name` as an experiment config (validated when it runs); `schedule` its
+    `evaluate:` (None: the default)."""
     dataset, params, passes = WORKLOADS[name]
     cfg = {"name": f"eval_overhead_{name}", "dataset": {**IJCNN1, **dataset},
            "algorithm": {"name": name, "params": params}, "seed": SEED, "trials": trials,
            "stop": {"passes": passes}}
-    return config_from_dict({**cfg, "evaluate": schedule} if schedule is not None else cfg)
+    return {**cfg, "evaluate": schedule} if schedule is not None else cfg
 
 
-def run(cfg, out: Path) -> list[tuple[float, float, int]]:
+def run(cfg: dict, out: Path) -> list[tuple[float, float, int]]:
     """(train_seconds, test_error, points) of every trial of one run into `out`."""
-    rows = read_results(run_experiment(cfg, out_dir=out, quiet=True))
+    rows = read_results(execute(Plan(configs=(cfg,), out_dir=out), quiet=True))
     final = final_rows(rows).sort_values("trial")
     bad = final[final["status"] != "ok"]
     if len(bad):

@@ -94,11 +94,16 @@ def _execution(jobs, scheduler):
     return Execution(jobs=jobs, scheduler=scheduler)
 
 
-def _run_and_summarise(start, cfg, summary, **options) -> None:
-    """Start an experiment (run_experiment, grid_search or tune) with this command line, then print
-    its `summary`, its results file and the command that draws its page."""
+def _run_and_summarise(mode: str, config: Path, overrides: dict, summary, *, out, resume, jobs, scheduler,
+                       quiet, smoke=False) -> None:
+    """Run one experiment of `mode` (run, grid or tune: experiment.plan) with this command line, then
+    print its `summary`, its results file and the command that draws its page."""
+    from kernelbench.experiment.plan import Plan, execute  # heavy: see the module docstring
+
+    plan = Plan(configs=(config,), overrides=overrides, mode=mode, out_dir=out, resume=resume, smoke=smoke,
+                execution=_execution(jobs, scheduler))
     try:
-        path = start(cfg, command=_command(), **options)
+        path = execute(plan, command=_command(), quiet=quiet)
     except KeyboardInterrupt as e:      # experiment.Interrupted: what was kept, how to resume
         _exit_interrupted(e)
     summary(path)
@@ -126,19 +131,10 @@ def run(
     """Run one experiment: every grid cell and trial, evaluated on the test part."""
     overrides = _overrides(seed, threads, trials, sets)
     dataset_files_first(config, overrides, assume_yes=yes)
-    from kernelbench.config import load_config
-    from kernelbench.experiment import run_experiment
-
     if protocol is not None:
         overrides["protocol"] = protocol.value
-    cfg = load_config(config, overrides=overrides)
-    if cfg.then and not smoke:   # run scores every grid cell on the test part: it has no stages (a
-                                 # smoke run checks the first cell only)
-        raise ConfigError(f"{config}: then: is a second model-selection stage (cross-validated after "
-                          f"grid:) for `kernelbench grid`, which `run` does not do; use "
-                          f"`kernelbench grid {config}`, or remove then:")
-    _run_and_summarise(run_experiment, cfg, print_run_summary, out_dir=out, smoke=smoke, quiet=quiet,
-                       resume=resume, execution=_execution(jobs, scheduler))
+    _run_and_summarise("run", config, overrides, print_run_summary, out=out, resume=resume, jobs=jobs,
+                       scheduler=scheduler, quiet=quiet, smoke=smoke)
 
 
 @app.command()
@@ -159,14 +155,10 @@ def grid(
     cell refitted and evaluated on the test part."""
     overrides = _overrides(seed, threads, sets=sets)
     dataset_files_first(config or DEFAULT_CONFIG, overrides, assume_yes=yes)
-    from kernelbench.config import load_config
-    from kernelbench.experiment import grid_search
-
     if checked_folds(cv) is not None:
         overrides["cv"] = cv
-    cfg = load_config(config or DEFAULT_CONFIG, overrides=overrides)
-    _run_and_summarise(grid_search, cfg, print_grid_summary, out_dir=out, quiet=quiet, resume=resume,
-                       execution=_execution(jobs, scheduler))
+    _run_and_summarise("grid", config or DEFAULT_CONFIG, overrides, print_grid_summary, out=out, resume=resume,
+                       jobs=jobs, scheduler=scheduler, quiet=quiet)
 
 
 @app.command()
@@ -192,9 +184,6 @@ def tune(
     config (<run folder>/<name>.tuned.yaml), refitted and scored on the test part."""
     overrides = _overrides(seed, threads, sets=sets)
     dataset_files_first(config, overrides, assume_yes=yes)
-    from kernelbench.config import load_config
-    from kernelbench.experiment import tune as tune_search
-
     if search_time is not None:
         overrides["tune.budget"] = search_time
     if candidates is not None:
@@ -204,9 +193,8 @@ def tune(
         overrides["tune.validation"] = "cv"
     if validation is not None:
         overrides["tune.validation"] = validation.value
-    cfg = load_config(config, overrides=overrides)
-    _run_and_summarise(tune_search, cfg, print_tune_summary, out_dir=out, quiet=quiet, resume=resume,
-                       execution=_execution(jobs, scheduler))
+    _run_and_summarise("tune", config, overrides, print_tune_summary, out=out, resume=resume, jobs=jobs,
+                       scheduler=scheduler, quiet=quiet)
 
 
 @app.command()

@@ -34,9 +34,9 @@ def demo(
     """Dai et al. 2014, Fig. 1 (1) on the a9a copy shipped with kernelbench (no download, about a
     minute on two cores): DSG against NORMA and k-SDCA, one pass; then the comparison page of the
     three runs and one line setting their test errors beside the paper's."""
-    from kernelbench.config import load_config
-    from kernelbench.experiment import run_experiment
+    from kernelbench.experiment.plan import Plan, execute
     from kernelbench.report.compare import build_comparison, write_comparison
+    from kernelbench.results import RunRecord
 
     overrides = {**DEMO_SETTINGS, **parse_sets(sets)}
     paths = [configs / f"{name}.yaml" for name in PANEL]
@@ -48,9 +48,9 @@ def demo(
                "kernelbench), one pass")
     runs = []
     for path in paths:
-        cfg = load_config(path, overrides=overrides)
-        runs.append(run_experiment(cfg, out_dir=out, quiet=quiet, command=list(sys.argv)))
-        typer.echo(f"{cfg.algorithm.name}: {runs[-1]}")
+        runs.append(execute(Plan(configs=(path,), overrides=overrides, out_dir=out), quiet=quiet,
+                            command=list(sys.argv)))
+        typer.echo(f"{RunRecord.load(runs[-1]).config['algorithm']['name']}: {runs[-1]}")
     comparison = build_comparison(runs)
     _, page = write_comparison(comparison, out / "compare")
     typer.echo(f"compare: {page}")

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
 
 from kernelbench.data.download import DEFAULT_CONFIRM_ABOVE, DownloadOffer
-from kernelbench.data.fetch import fetch_file, resolve_local
-from kernelbench.data.registry import get_spec
+from kernelbench.data.fetch import config_files_first
 
 YES_HELP = (f"download the data without asking, whatever its size (else a download above {DEFAULT_CONFIRM_ABOVE}, "
             "$KERNELBENCH_CONFIRM_ABOVE, is asked for on a terminal and refused without one)")
@@ -34,23 +32,6 @@ def confirm_download(assume_yes: bool):
 
 
 def dataset_files_first(config: Path, overrides: dict | None = None, *, assume_yes: bool = False) -> None:
-    """A registry dataset the config needs but nobody has (no cache or mirror copy, no network)
-    fails here, in well under a second — before the algorithm modules (scikit-learn, the compiled
-    cores) are imported to validate the rest of the config. The command line's dataset overrides
-    (--set dataset.name=...) say which data that is. Anything unusual is left to load_config."""
-    try:
-        dataset = dict(yaml.safe_load(Path(config).read_text())["dataset"])
-        for key, value in (overrides or {}).items():
-            if key == "dataset" and isinstance(value, dict):
-                dataset = dict(value)
-            elif key.startswith("dataset."):
-                dataset[key.removeprefix("dataset.")] = value
-        spec = get_spec(dataset["name"])
-    except Exception:       # unreadable, invalid or unknown: load_config says what is wrong
-        return
-    test = dataset.get("test", "official")
-    roles = ("train", "test") if test == "official" else ("train",)
-    for role in roles:
-        if role in spec.files and resolve_local(spec.files[role]) is None:
-            # downloads (a large file once confirmed), or raises the datasets message
-            fetch_file(spec, spec.files[role], confirm=confirm_download(assume_yes))
+    """The config's registry files before the command loads anything heavy (data.fetch's
+    config_files_first), a large download confirmed as the command line says."""
+    config_files_first(config, overrides, confirm=confirm_download(assume_yes))

@@ -16,7 +16,8 @@ def sweep(
     over: Optional[list[str]] = typer.Option(None, "--over", help="KEY=V1,V2,... a dotted config key and "
                                              "its values (repeatable)"),
     out: RunsOut = Path("results"),
-    processes: bool = typer.Option(False, "--processes", help="each point in its own `kernelbench run` process"),
+    processes: bool = typer.Option(False, "--processes", help="each point in its own process, run as "
+                                                              "`kernelbench run` would"),
     max_seconds: Optional[float] = typer.Option(None, "--max-seconds",
                                                 help="training budget of a point (stop.seconds)"),
     grace: float = typer.Option(180.0, "--grace", help="with --processes: wall-clock slack past --max-seconds"),
@@ -40,14 +41,15 @@ def sweep(
       --over predict.n_test=1000,10000,50000         predict time vs test size
                                  (trains once a trial; one run folder, a row a trial and size)
 
-    --processes: each point is its own `kernelbench run` process, so its
+    --processes: each point is its own process, run as `kernelbench run` runs it, so its
     peak memory (run.json) is its own; --max-memory-mb limits it. --max-seconds
     caps each point's training (stop.seconds) and, with --processes, kills a
     point at max-seconds + --grace. A point past a limit, or refused by the
     solver (an O(n^2) baseline past max_points: a "skipped" row), ends its
     line: the larger values of the last key are not run.
     """
-    from kernelbench.experiment.sweep import Limits, parse_over, run_sweep, sweep_points  # heavy: see app.py
+    from kernelbench.experiment.plan import Plan, execute  # heavy: see app.py
+    from kernelbench.experiment.sweep import Limits, parse_over, sweep_points
 
     points = parse_over(over)
     if not points:
@@ -59,7 +61,7 @@ def sweep(
     for config in configs:
         for values in sweep_points(points):
             dataset_files_first(config, values, assume_yes=yes)
-    run_sweep(configs, points, out_dir=out, processes=processes, quiet=quiet, resume=resume,
-              limits=Limits(seconds=max_seconds, grace=grace, memory_mb=max_memory_mb), echo=typer.echo,
-              confirm_downloads=yes)
+    plan = Plan(configs=tuple(configs), points=points, out_dir=out, processes=processes, resume=resume,
+                limits=Limits(seconds=max_seconds, grace=grace, memory_mb=max_memory_mb))
+    execute(plan, quiet=quiet, echo=typer.echo, confirm_downloads=yes)
 

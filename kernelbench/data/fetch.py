@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import yaml
+
 from kernelbench.errors import DataError
 
 from .download import Confirm, DownloadFailed, always, download
@@ -113,6 +115,30 @@ def fetch(name: str, *, progress: bool = True, confirm: Confirm | None = always)
     `confirm` says otherwise.
     """
     return [path for path, _ in fetch_checked(name, progress=progress, confirm=confirm)]
+
+
+def config_files_first(config, overrides: dict | None = None, *, confirm: Confirm | None = None) -> None:
+    """The registry files an experiment config needs, fetched before anything else of it is read: a
+    data set nobody has (no cache or mirror copy, no network) fails in well under a second, before the
+    algorithm modules (scikit-learn, the compiled cores) are imported to validate the rest of the
+    config. The overrides' dataset keys (dataset.name=...) say which data that is; anything unusual
+    is left to the config's validation. `confirm` decides on a large download (None refuses it)."""
+    try:
+        dataset = dict(yaml.safe_load(Path(config).read_text())["dataset"])
+        for key, value in (overrides or {}).items():
+            if key == "dataset" and isinstance(value, dict):
+                dataset = dict(value)
+            elif key.startswith("dataset."):
+                dataset[key.removeprefix("dataset.")] = value
+        spec = get_spec(dataset["name"])
+    except Exception:       # unreadable, invalid or unknown: load_config says what is wrong
+        return
+    test = dataset.get("test", "official")
+    roles = ("train", "test") if test == "official" else ("train",)
+    for role in roles:
+        if role in spec.files and resolve_local(spec.files[role]) is None:
+            # downloads (a large file once confirmed), or raises the datasets message
+            fetch_file(spec, spec.files[role], confirm=confirm)
 
 
 # ------------------------------------------------------------------ info

@@ -11,6 +11,9 @@
     run.py        `kernelbench run` (and the papers' fold protocol)
     grid.py       `kernelbench grid`
     tuning.py     `kernelbench tune`
+    sweep.py      `kernelbench sweep`: one run per point of a grid of config values
+    plan.py       what to run (a run, grid, tune or sweep) as one value, and `execute`, which runs it
+    point.py      a sweep point in a process of its own (`python -m kernelbench.experiment.point`)
 """
 from .cells import Cell, Execution, train_cell
 from .folder import Interrupted, program_words, resume_command

@@ -81,9 +81,10 @@ def resume_command(command) -> str:
 
 def program_words(command) -> list[str]:
     """How the user started kernelbench (`command`: sys.argv), for a command line to print:
-    `python -m kernelbench.cli` when it ran as a module, the console script otherwise."""
+    `python -m kernelbench.cli` when it ran as a module (sys.argv[0] is then the package's
+    cli/__main__.py, or "-m" / "-c" while Python sets it up), the console script otherwise."""
     program = list(command or ["kernelbench"])[0]
-    if Path(program).name in ("cli.py", "__main__.py") or program in ("-c", "-m"):
+    if Path(program).parts[-2:] == ("cli", "__main__.py") or program in ("-c", "-m"):
         return [_runnable(sys.executable), "-m", "kernelbench.cli"]
     return [_runnable(program)]
 

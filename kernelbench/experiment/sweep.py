@@ -12,18 +12,18 @@ One key is evaluation-side: `predict.n_test` (Gu et al. Fig. 1g-h, testing time 
 the config once a trial and times `predict` on that many test rows (drawn with replacement from the test
 part), one row per size with `predict_seconds` and `counters.n_test`, all in one run folder.
 
-With `processes`, every point is its own `python -m kernelbench.cli run` process (the same code path,
-the point's values as `--set` overrides, glibc's mmap threshold fixed so that resident memory follows
-what is allocated), so that run.json's `peak_memory_mb` and the rows' `train_memory_mb` are that point's own and a
-point can be held to an address-space limit and a wall-clock limit; a point past them gets a final row
-saying so (status failed, `counters.stopped`). A line of points (the last key's values, e.g. growing
+With `processes`, every point is its own `python -m kernelbench.experiment.point` process (point.py:
+the point run as `kernelbench run` runs it, the point's values as overrides, glibc's mmap threshold
+fixed so that resident memory follows what is allocated), so that run.json's `peak_memory_mb` and the
+rows' `train_memory_mb` are that point's own and a point can be held to an address-space limit and a
+wall-clock limit; a point past them gets a final row saying so (status failed, `counters.stopped`). A line of points (the last key's values, e.g. growing
 training sizes) ends at its first point that reaches a limit (`stop_reason`): the rest are not run.
 
 With `resume` (`kernelbench reproduce` runs the papers' sweeps so, `sweep --resume`), a point whose
 run folder of the same config and swept values is finished is kept, not run again, and an
 unfinished one is resumed; `deadline` (a time.monotonic() value) leaves the points not started by
-then for the next call. A paper's sweep is written as its `kernelbench sweep` command
-(kernelbench/papers/*.yaml `sweeps:`); `parse_command` reads one back into configs and points.
+then for the next call. A paper's sweep is data (kernelbench/papers/*.yaml `sweeps:`: its configs,
+`over` and `processes`), run through experiment.plan as every other entry point's runs are.
 """
 from __future__ import annotations
 
@@ -32,14 +32,12 @@ import json
 import math
 import os
 import resource
-import shlex
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import yaml
@@ -123,40 +121,6 @@ def parse_over(items) -> dict:
     return over
 
 
-class SweepCommand(NamedTuple):
-    """A paper's sweep as its command states it."""
-    configs: list[Path]
-    over: dict                      # {key: [values]}
-    processes: bool = False         # each point its own process: a panel that measures a point's own memory
-
-
-def parse_command(command: str) -> SweepCommand:
-    """A `kernelbench sweep CONFIG... [--processes] --over KEY=V1,V2,...` command (a paper file's
-    `sweeps:`) -> its configs, points and --processes. What a paper's panel is, not what one machine
-    can afford (limits): --processes is part of a panel that reads each point's own peak memory."""
-    words = shlex.split(command)
-    if words[:2] != ["kernelbench", "sweep"]:
-        raise ConfigError(f"sweep command {command!r}: expected it to start with `kernelbench sweep`")
-    configs, items, processes = [], [], False
-    rest = iter(words[2:])
-    for word in rest:
-        if word == "--over":
-            items.append(next(rest, ""))
-        elif word.startswith("--over="):
-            items.append(word[len("--over="):])
-        elif word == "--processes":
-            processes = True
-        elif word.startswith("-"):
-            raise ConfigError(f"sweep command {command!r}: {word} is not read here; a paper's sweep names "
-                              "its configs, --over KEY=V1,V2,... and --processes only")
-        else:
-            configs.append(Path(word))
-    over = parse_over(items)
-    if not configs or not over:
-        raise ConfigError(f"sweep command {command!r}: expected at least one config and one --over KEY=V1,V2,...")
-    return SweepCommand(configs, over, processes)
-
-
 def run_sweep(configs, over: dict, *, out_dir="results", processes=False, limits=Limits(),
               quiet=True, command=None, echo=print, resume=False, deadline: float | None = None,
               confirm_downloads: bool = False) -> list[Point]:
@@ -233,12 +197,11 @@ def run_in_process(point: Point, cfg: ExperimentConfig, out_dir, quiet, command,
 
 
 def run_as_process(point: Point, overrides: dict, out_dir, limits: Limits, confirm_downloads: bool = False) -> None:
-    """`python -m kernelbench.cli run CONFIG --set KEY=VALUE ... [--yes]` in a process of its own
-    session, held to the limits; the run folder is the one it names, else the newest of this point's."""
-    args = [sys.executable, "-m", "kernelbench.cli", "run", str(point.config), "--out", str(out_dir),
-            "--quiet", *itertools.chain.from_iterable(("--set", f"{k}={json.dumps(v)}")
-                                                      for k, v in overrides.items()),
-            *(["--yes"] if confirm_downloads else [])]
+    """`python -m kernelbench.experiment.point CONFIG --out OUT --overrides JSON [--yes]` (point.py) in a
+    process of its own session, held to the limits; the run folder is the one it names, else the newest
+    of this point's."""
+    args = [sys.executable, "-m", "kernelbench.experiment.point", str(point.config), "--out", str(out_dir),
+            "--overrides", json.dumps(overrides), *(["--yes"] if confirm_downloads else [])]
     wall = (limits.seconds + limits.grace) if limits.seconds is not None else None
 
     def limit_memory():

@@ -40,7 +40,7 @@ def read_paper(data, name: str) -> Paper:
     if values["figure_prefix"] != f"{paper_id}_":
         fail("figure_prefix", f"expected {paper_id + '_'!r} (the id and '_'), got {values['figure_prefix']!r}")
     citation = read_object(Citation, data["citation"], "citation")
-    sweeps = tuple(read_object(Sweep, sweep, f"sweeps[{i}]")
+    sweeps = tuple(read_sweep(sweep, f"sweeps[{i}]")
                    for i, sweep in enumerate(read_list(data["sweeps"], "sweeps", "mappings")))
     needs, differences = values.pop("needs"), values.pop("differences")
     published = tuple(read_entry(entry, entry_path(i, entry), paper_id, needs, differences)
@@ -50,6 +50,15 @@ def read_paper(data, name: str) -> Paper:
                    for i, claim in enumerate(read_list(data.get("claims"), "claims", "mappings")))
     _claims_rules(claims, sections, defects)
     return Paper(citation=citation, sweeps=sweeps, published=published, claims=claims, **values)
+
+
+def read_sweep(raw, path: str) -> Sweep:
+    """A sweep; its `over` names at least one key (a sweep of no point runs nothing)."""
+    sweep = read_object(Sweep, raw, path)
+    if not sweep.over:
+        fail(f"{path}.over", "expected at least one dotted config key and its values, e.g. "
+                             "{dataset.subsample: [1000, 2000]}")
+    return sweep
 
 
 def _claims_rules(claims: tuple, sections: dict, defects: dict):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kernelbench.measures import MEASURES
 from kernelbench.papers.claims import TEST_KINDS, Claim
 from kernelbench.papers.kinds import ANY_TEXT, NUMBER, TEXT, Metric, Params, Tolerance
-from kernelbench.schema import Count, Items, Named, Words, documented, field, markdown, section
+from kernelbench.schema import Count, Flag, Items, Named, Words, documented, field, markdown, section
 
 BOUNDS = ("max", "min")
 
@@ -28,11 +28,29 @@ class Citation:
     year: int = field(None, "of publication", Count(1, "a year (an integer)"), required=True, mandatory=True)
 
 
+class SweptValue:
+    """A value a swept config key takes: any YAML value, as `--set KEY=VALUE` reads one (the config's
+    validation of each point judges it)."""
+
+    def read(self, value, path: str):
+        return value
+
+    def describe(self) -> str:
+        return "config values (any YAML value)"
+
+
 @section
 class Sweep:
-    """A panel made by a sweep: the paper's figure (or table) and the command that makes it."""
+    """A panel made by a sweep: the paper's figure (or table), and what `kernelbench sweep` runs for it
+    (its configs, `--over` and `--processes`)."""
     figure: str = field(None, "the paper's figure or table", TEXT, required=True, mandatory=True)
-    command: str = field(None, "the `kernelbench sweep` command that makes it", TEXT, required=True, mandatory=True)
+    configs: tuple[str, ...] = field(None, "the swept config files, from the repository root (configs/...)",
+                                     Items(TEXT, least=1), required=True, mandatory=True)
+    over: dict = field(None, "the points, as `--over KEY=V1,V2,...`: in the file's order, the last key varying "
+                             "fastest; a key of one value is a plain override, recorded with the point",
+                       Named(Items(SweptValue(), least=1), "dotted config key"), required=True, mandatory=True)
+    processes: bool = field(False, "each point its own process, as `--processes` (a panel that reads each "
+                                   "point's own peak memory)", Flag())
 
 
 @section
@@ -72,7 +90,7 @@ class Paper:
                       mandatory=True)
     figure_prefix: str = field(None, "the id and \"_\": the figures drawn for the paper are registered under it "
                                      "(kernelbench.figures)", TEXT, required=True, mandatory=True)
-    sweeps: tuple[Sweep, ...] = field((), "the panels made by a `kernelbench sweep` command, not by one config "
+    sweeps: tuple[Sweep, ...] = field((), "the panels made by a sweep (`kernelbench sweep`), not by one config "
                                           "(they vary what a config holds fixed)", Items(Sweep), mandatory=True)
     not_tabulated: str | None = field(None, "what the paper shows without a number to compare against", TEXT,
                                       mandatory=True)

@@ -15,7 +15,6 @@ from kernelbench import papers
 from kernelbench.data.registry import dataset_names
 from kernelbench.errors import ConfigError
 from kernelbench.estimators import algorithms
-from kernelbench.experiment.sweep import parse_command
 from kernelbench.measures import CLAIM_MEASURES, MEASURES, READS, measure
 from kernelbench.papers import (PAPERS, SENTENCE_END, Claim, ClaimTest, Published, Selector, get_paper, load_paper,
                                 paper_ids, reads_as_quote, sentence_number)
@@ -84,7 +83,7 @@ def test_entries_are_unique_and_bounds_and_tolerances_are_sane():
         assert e.std is None or e.std >= 0
 
 
-def test_every_paper_has_figures_under_its_prefix_and_the_files_its_commands_name_exist():
+def test_every_paper_has_figures_under_its_prefix_and_the_configs_its_sweeps_name_exist():
     import kernelbench.figures
     from kernelbench.figures import FIGURES
 
@@ -92,11 +91,10 @@ def test_every_paper_has_figures_under_its_prefix_and_the_files_its_commands_nam
         importlib.import_module(f"kernelbench.figures.{module.name}")
     for paper in PAPERS.values():
         assert any(name.startswith(paper.figure_prefix) for name in FIGURES), paper.id
-        for sweep in paper.sweeps:          # a sweep command, and the configs it names are there
-            configs, over, _ = parse_command(sweep.command)
-            assert configs and all((ROOT / f).is_file() for f in configs), sweep.command
+        for sweep in paper.sweeps:          # the configs a sweep names are there
+            assert sweep.configs and all((ROOT / f).is_file() for f in sweep.configs), sweep
             # its runs carry its own figure, never pooled with the fixed-size runs of the configs
-            assert over.get("tags.figure") == [sweep.figure], sweep.command
+            assert sweep.over.get("tags.figure") == (sweep.figure,), sweep
 
 
 @pytest.mark.skipif(not SHARED_PAPERS.is_dir(), reason="no ../shared/papers next to the repository")
@@ -110,7 +108,7 @@ name: Someone et al. 2020 (X)
 citation: {authors: [A. Someone], title: A title, venue: A venue, year: 2020}
 text: 999_x.txt
 figure_prefix: some2020_
-sweeps: [{figure: fig1, command: kernelbench sweep configs/x.yaml --over trials=2}]
+sweeps: [{figure: fig1, configs: [configs/x.yaml], over: {trials: [2], dataset.subsample: [1000, 2000]}}]
 not_tabulated: null
 needs:
   nn: a neural net
@@ -173,7 +171,10 @@ def test_a_well_formed_file_gives_typed_entries(tmp_path):
                               "note": "a note", "figure": "table1", "panel": "(1)", "needs": "a neural net",
                               "tolerance": None, "bound": "max", "known_difference": "",
                               "stand_in": "a stand-in"}
-    assert isinstance(second.value, float) and paper.sweeps[0].command == "kernelbench sweep configs/x.yaml --over trials=2"
+    assert isinstance(second.value, float)
+    (sweep,) = paper.sweeps
+    assert (sweep.configs, sweep.processes) == (("configs/x.yaml",), False)
+    assert list(sweep.over.items()) == [("trials", (2,)), ("dataset.subsample", (1000, 2000))]   # the file's order
     with pytest.raises(AttributeError):
         paper.name = "other"                                                  # frozen
 
@@ -385,8 +386,6 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("not_tabulated: null\n", "not_tabulated: null\nnot_tabulate: x\n", r"not_tabulate: unknown key; allowed at the top level: .*\(did you mean 'not_tabulated'\?\)"),
     ("figure_prefix: some2020_", "figure_prefix: some2020", r"figure_prefix: expected 'some2020_'"),
     ("id: some2020", "id: other2020", r"id: 'other2020' is not the file's name \('some2020'\)"),
-    ("sweeps: [{figure: fig1, command: kernelbench sweep configs/x.yaml --over trials=2}]", "sweeps: [{figure: fig1}]",
-     r"sweeps\[0\]: missing command"),
     ("value: 15.3}", "value: 15.3", r"invalid YAML at line \d+"),
 ])
 def test_a_malformed_file_names_itself_the_entry_and_the_problem(tmp_path, old, new, message):
@@ -395,6 +394,22 @@ def test_a_malformed_file_names_itself_the_entry_and_the_problem(tmp_path, old, 
     with pytest.raises(ConfigError, match=message) as error:
         load_paper(path)
     assert str(error.value).startswith(f"{path}:")
+
+
+SWEEP = "{figure: fig1, configs: [configs/x.yaml], over: {trials: [2], dataset.subsample: [1000, 2000]}}"
+
+
+@pytest.mark.parametrize("sweep, message", [
+    (SWEEP.replace("over:", "overs:"), r"\.overs: unknown key; allowed in sweeps\[0\]: figure, configs, over, processes \(did you mean 'over'\?\)"),
+    (SWEEP.replace("[configs/x.yaml]", "[]"), r"\.configs: expected at least 1 of"),
+    ("{figure: fig1, configs: [configs/x.yaml], over: {}}", r"\.over: expected at least one dotted config key"),
+    (SWEEP.replace("[2]", "2"), r"\.over\.trials: expected a list of"),
+    (SWEEP.replace("}}", "}, processes: yes please}"), r"\.processes: expected true or false"),
+])
+def test_a_malformed_sweep_names_its_entry_and_key(tmp_path, sweep, message):
+    assert f"sweeps: [{SWEEP}]" in GOOD
+    with pytest.raises(ConfigError, match=r"sweeps\[0\]" + message):
+        load_paper(write(tmp_path, GOOD.replace(f"sweeps: [{SWEEP}]", f"sweeps: [{sweep}]")))
 
 
 def test_the_package_sits_below_every_other_layer_and_reads_no_file_at_import():

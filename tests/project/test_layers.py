@@ -14,6 +14,9 @@ A module may import modules of its own layer or of a lower one. The layers, lowe
     8  report, reproduce, publish, benchmarks/,   benchmarks: declared comparisons through the experiment loop;
        api                                        api: the Python entry point (run a config on arrays)
     9  cli/                                       the only place that imports Typer
+
+A process a module starts on a kernelbench module (`python -m kernelbench.X`) counts as an import of
+that module: the child runs the module's code for the parent, so the arrow is the same.
 """
 from __future__ import annotations
 
@@ -83,6 +86,35 @@ def _imports(name: str, path: Path):
                 yield target, node.lineno, id(node) in in_function
 
 
+# what a module starts a process with: a module that imports none of these starts none
+PROCESS_STARTERS = ("subprocess", "multiprocessing")
+_RUN_MODULE = re.compile(r"(?:^|\s)-m\s+(kernelbench(?:\.\w+)*)")
+
+
+def process_starts(source: str):
+    """(kernelbench module, line) of every `-m kernelbench.X` in a module that can start a process: a
+    "-m" element followed by "kernelbench..." in a list or tuple (an argument list), or the words
+    `-m kernelbench...` in one string (a shell command); docstrings, which only describe, are left out."""
+    tree = ast.parse(source)
+    imported = {a.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    if not imported & set(PROCESS_STARTERS):
+        return
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = node.elts
+            for flag, target in zip(items, items[1:]):
+                if (isinstance(flag, ast.Constant) and flag.value == "-m" and isinstance(target, ast.Constant)
+                        and isinstance(target.value, str) and target.value.startswith("kernelbench")):
+                    yield target.value, target.lineno
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            for match in _RUN_MODULE.finditer(node.value):
+                yield match.group(1), node.lineno
+
+
 def _layer(module: str) -> int:
     parts = module.split(".")
     for i in range(len(parts), 0, -1):
@@ -96,6 +128,26 @@ def test_every_import_points_down_or_sideways():
               for name, path in MODULES.items() for target, line, _ in _imports(name, path)
               if _layer(target) > _layer(name)]
     assert not upward, "\n".join(upward)
+
+
+def test_every_process_start_points_down_or_sideways():
+    """A module that runs another as its own process (`python -m kernelbench.X`) depends on it as on
+    an import: a sweep point's process is the experiment layer's (experiment.point), not the CLI's."""
+    found = [(name, target, line) for name, path in MODULES.items()
+             for target, line in process_starts(path.read_text(encoding="utf-8"))]
+    assert any(name == "kernelbench.experiment.sweep" for name, _, _ in found)     # the finder sees the sweep's
+    upward = [f"{name}:{line} starts {target} (layer {_layer(target)} > {_layer(name)})"
+              for name, target, line in found if _layer(target) > _layer(name)]
+    assert not upward, "\n".join(upward)
+
+
+def test_a_process_start_is_found_in_an_argument_list_or_a_shell_string_not_a_docstring():
+    source = ('"""Starts `python -m kernelbench.cli run`."""\nimport subprocess\nimport sys\n'
+              'args = [sys.executable, "-m", "kernelbench.cli", "run"]\n'
+              'subprocess.run("python -m kernelbench.report --check", shell=True)\n')
+    assert sorted(process_starts(source)) == [("kernelbench.cli", 4), ("kernelbench.report", 5)]
+    printed = 'import shlex\nwords = [sys.executable, "-m", "kernelbench.cli"]\n'   # a command to print
+    assert list(process_starts(printed)) == []
 
 
 def test_there_is_no_import_cycle():

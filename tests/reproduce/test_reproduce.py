@@ -1,6 +1,7 @@
 """`kernelbench reproduce`: a paper's configs run once (done ones kept, unfinished ones resumed), the
 ones without data listed with the fix, then its figures and report section; `--list` the matrix."""
 import json
+import shlex
 import subprocess
 import sys
 
@@ -9,7 +10,9 @@ import pytest
 
 from kernelbench.config import load_config
 from kernelbench.errors import ConfigError
-from kernelbench.reproduce import SWEEPS, experiments, matrix, reproduce, sweep_plan
+from kernelbench.experiment.sweep import parse_over
+from kernelbench.papers import Sweep
+from kernelbench.reproduce import SWEEPS, experiments, matrix, reproduce, sweep_command, sweep_plan
 from kernelbench.results import Run
 
 TINY = """name: {name}
@@ -102,7 +105,7 @@ def test_every_shipped_config_is_in_the_matrix_with_a_state():
     tagged = [p for p in __import__("pathlib").Path("configs").glob("*.yaml") if "tags:" in p.read_text()]
     for path in tagged:
         assert f"| {path.name} |" in table, path.name
-    assert all(command.split()[1] in table for _, _, command in SWEEPS)
+    assert all(f"| {sweep_command(sweep)} |" in table for _, sweep in SWEEPS)
     assert "| (sweep) |" in table
 
 
@@ -168,8 +171,8 @@ def test_a_model_selection_estimate_counts_folds_and_refits(tmp_path):
     assert e.estimate == 2 * (3 * 2 + 3)          # 3 cells × 2 folds, then 3 refit trials
 
 
-SWEEP = [("fig2", "kernelbench sweep configs/synthetic_dsg_b.yaml --over tags.figure=fig2 "
-                  "--over dataset.subsample=100,200")]
+SWEEP = [Sweep(figure="fig2", configs=("configs/synthetic_dsg_b.yaml",),
+               over={"tags.figure": ("fig2",), "dataset.subsample": (100, 200)})]
 
 
 def test_a_papers_sweep_runs_each_point_once_tagged_with_its_panel_and_resumes_an_unfinished_point(configs, tmp_path):
@@ -204,11 +207,28 @@ def test_a_sweep_waits_for_the_next_call_once_the_budget_is_spent_and_keeps_its_
                         echo=lambda line: None, figure="fig2", sweeps=SWEEP)
     assert outcome == {"fig2 sweep: synthetic_dsg_b.yaml": "left (budget spent)"}
     assert not list((tmp_path / "r").glob("synthetic_dsg_b-*"))
-    with pytest.raises(ConfigError, match="--over tags.figure=fig2"):         # its runs would be another panel's
-        sweep_plan("fig2", "kernelbench sweep configs/a.yaml --over tags.figure=fig1 --over trials=1,2", configs)
+    other = Sweep(figure="fig2", configs=("configs/a.yaml",), over={"tags.figure": ("fig1",), "trials": (1, 2)})
+    with pytest.raises(ConfigError, match=r"`tags.figure: \[fig2\]`"):       # its runs would be another panel's
+        sweep_plan(other, configs)
 
 
 def test_every_papers_sweep_is_what_reproduce_runs():
-    for paper, figure, command in SWEEPS:
-        files, over, _ = sweep_plan(figure, command, "configs")
-        assert files and all(f.is_file() for f in files) and over["tags.figure"] == [figure], command
+    for paper, sweep in SWEEPS:
+        plan = sweep_plan(sweep, "configs")
+        assert plan.configs and all(f.is_file() for f in plan.configs), sweep
+        assert plan.points["tags.figure"] == [sweep.figure] and plan.processes == sweep.processes, sweep
+        assert list(plan.points) == ["tags.figure", *[k for k in sweep.over if k != "tags.figure"]], sweep
+
+
+def test_a_sweeps_command_reads_back_as_kernelbench_sweep_reads_it():
+    """The command --list prints, split as a shell splits it and its --over read as `sweep` reads them,
+    gives the paper file's configs, points (in their order) and processes."""
+    for paper, sweep in SWEEPS:
+        words = shlex.split(sweep_command(sweep))
+        assert words[:2] == ["kernelbench", "sweep"]
+        items = [value for flag, value in zip(words, words[1:]) if flag == "--over"]
+        configs = [w for i, w in enumerate(words[2:], 2) if not w.startswith("-") and words[i - 1] != "--over"]
+        assert configs == list(sweep.configs) and ("--processes" in words) == sweep.processes
+        assert list(parse_over(items).items()) == [(k, list(v)) for k, v in sweep.over.items()], sweep
+    (gu,) = [sweep for paper, sweep in SWEEPS if paper == "gu2018" and sweep.figure == "fig1gh"]
+    assert list(gu.over) == ["tags.figure", "trials", "predict.n_test"]       # trials kept in its place
