@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kernelbench.measures import MEASURES
 from kernelbench.papers.claims import TEST_KINDS, Claim
-from kernelbench.papers.kinds import ANY_TEXT, NUMBER, TEXT, Metric, Params, Tolerance
+from kernelbench.papers.kinds import ANY_TEXT, NUMBER, PARAMS, TEXT, TOLERANCE, metric_among
 from kernelbench.schema import Count, Items, Named, Words, documented, field, markdown, section
 
 BOUNDS = ("max", "min")
@@ -43,10 +43,10 @@ class Published:
     dataset: str = field(None, "our registry name", TEXT, required=True, mandatory=True)
     algorithm: str = field(None, "our algorithm name", TEXT, required=True, mandatory=True)
     metric: str = field(None, "the measure the value is of (also improvement_vs_gss:<merge>, "
-                              "at_seconds:<error>:<s>)", Metric(tuple(MEASURES)), required=True, mandatory=True)
+                              "at_seconds:<error>:<s>)", metric_among(tuple(MEASURES)), required=True, mandatory=True)
     value: float = field(None, "the published number", NUMBER, required=True, mandatory=True)
     std: float | None = field(None, "its published standard deviation", NUMBER)
-    params: dict = field({}, "the entry applies to rows with these params", Params())
+    params: dict = field({}, "the entry applies to rows with these params", PARAMS)
     note: str = field("", "shown beside the row", ANY_TEXT)
     figure: str | None = field(None, "the runs' tags.figure, when the entry is about one figure's runs", TEXT)
     panel: str | None = field(None, "the runs' tags.panel, when one figure has two panels on one dataset", TEXT)
@@ -56,7 +56,7 @@ class Published:
     stand_in: str = field("", "our dataset stands in for the paper's: why (the verdict says so)", TEXT)
     tolerance: float | str | None = field("default", "reproduced when |ours − value| ≤ this (default: the report's "
                                                      "default for the metric; null: not judged, e.g. timings)",
-                                          Tolerance())
+                                          TOLERANCE)
     bound: str | None = field(None, "max: the claim is ours ≤ value (+ tolerance); min: ours ≥ value", Words(BOUNDS))
 
 
