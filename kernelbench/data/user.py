@@ -152,7 +152,7 @@ def resolve_user_file(path, role: str, options: FileOptions) -> UserFile:
     missing (user_file_path's refusal), a format kernelbench does not read (user_file_format's), a compressed binary
     table, a zip archive that is damaged or holds more than one file."""
     key = "dataset.path" if role == "train" else "dataset.test_path"
-    with refusals_as(lambda where, why: DataError(f"{role} file: {where}: {why}.")):
+    with refusals_as(lambda where, why: DataError(f"{role} file: {where}: {why}" + ("" if why.endswith("?") else "."))):
         p = user_file_path(path, key)
         compression = compression_of(p)
         # a zip's member names the format; with the format given, a table's zip is refused before it is opened
