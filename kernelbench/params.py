@@ -11,104 +11,46 @@ begins), the config layer's checks of `algorithm.params`, `kernelbench algorithm
 site's parameter tables. A value is valid when it satisfies any one of the parameter's constraints.
 
 Parameters shared by several algorithms (C, gamma, kernel, threads, ...) are declared here once.
+The constraints are kernelbench.schema's kinds (`Real`, `Integer`, `Choice` are their names here);
+a value is checked as it is, without conversion (Either.holds), and refused in the schema's words.
+
+A value derived from the data when the parameter is not given is spelt None (null in a config), and
+the parameter's text says how it is derived ("None = ⌈√n⌉"): `Param.derived`. A word names it only
+where the parameter's values are words and the derived one is one of them (loss 'auto': hinge or
+squared by the task; storage 'auto': dense or sparse), as scikit-learn's solver='auto' -- and where
+published runs record the word (DSG's step and t0, CDSG's feature_variance: 'auto'): a config's
+resolved params, and so its hash, must stay those of its published runs.
 """
 from __future__ import annotations
 
 import inspect
 import math
-import numbers
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kernelbench.errors import SolverError
+from kernelbench.errors import ConfigError, SolverError
+from kernelbench.schema import (Anything, Count, Either, Flag, Null, Number, Text, Words, fail, number_from_string, show,
+                                suggest)
 from kernelbench.spaces import LogUniform
 
 
-# ---- constraints ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Interval:
-    """A number in [low, high] (an open end with `open_low` / `open_high`; None = unbounded);
-    `integer` admits integers only (bool never counts as a number)."""
-    low: float | None = None
-    high: float | None = None
-    open_low: bool = False
-    open_high: bool = False
-    integer: bool = False
-
-    def accepts(self, value) -> bool:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            return False
-        if self.integer and not isinstance(value, numbers.Integral):
-            return False
-        if not math.isfinite(value):
-            return False
-        if self.low is not None and (value < self.low or (self.open_low and value == self.low)):
-            return False
-        if self.high is not None and (value > self.high or (self.open_high and value == self.high)):
-            return False
-        return True
-
-    def describe(self) -> str:
-        kind = "an integer" if self.integer else "a number"
-        low = None if self.low is None else f"{'>' if self.open_low else '>='} {_number(self.low)}"
-        high = None if self.high is None else f"{'<' if self.open_high else '<='} {_number(self.high)}"
-        bounds = " and ".join(b for b in (low, high) if b)
-        return f"{kind} {bounds}" if bounds else kind
+# ---- constraints: the schema's kinds (kernelbench/schema/kinds.py), spelt as estimators declare them --
+def Real(low=None, high=None, *, open_low=False, open_high=False) -> Number:
+    return Number(low, high, open_low=open_low, open_high=open_high)
 
 
-def Real(low=None, high=None, *, open_low=False, open_high=False) -> Interval:
-    return Interval(low, high, open_low, open_high, integer=False)
+def Integer(low=None, high=None) -> Count:
+    return Count(low, "an integer", most=high)
 
 
-def Integer(low=None, high=None) -> Interval:
-    return Interval(low, high, integer=True)
+def Choice(*words) -> Words:
+    return Words(tuple(words))
 
 
 POSITIVE = Real(0, open_low=True)
-
-
-@dataclass(frozen=True)
-class Options:
-    """One of a fixed set of words (or values)."""
-    words: tuple
-
-    def accepts(self, value) -> bool:
-        return any(type(value) is type(w) and value == w for w in self.words)
-
-    def describe(self) -> str:
-        if len(self.words) == 1:
-            return repr(self.words[0])
-        return "one of " + ", ".join(repr(w) for w in self.words)
-
-
-def Choice(*words) -> Options:
-    return Options(tuple(words))
-
-
-@dataclass(frozen=True)
-class _Kind:
-    """Any value of a Python type (bool: true/false; None: null)."""
-    kind: type
-    name: str
-
-    def accepts(self, value) -> bool:
-        if self.kind is type(None):
-            return value is None
-        if self.kind is bool:
-            return isinstance(value, bool) or type(value).__name__ == "bool_"
-        return isinstance(value, self.kind)
-
-    def describe(self) -> str:
-        return self.name
-
-
-BOOLEAN = _Kind(bool, "true or false")
-NONE = _Kind(type(None), "null")
-TEXT = _Kind(str, "a string")
-
-
-def _number(x) -> str:
-    return f"{x:,}" if isinstance(x, int) and abs(x) >= 10_000 else f"{x:g}"
+BOOLEAN = Flag()
+NONE = Null()
+TEXT = Text(None, "a string", empty=True)
 
 
 # ---- one parameter -------------------------------------------------------------------------------
@@ -123,23 +65,28 @@ class Param:
     config: bool = True
     search: Any = None
 
+    @property
+    def kind(self) -> Either:
+        """The value it takes, as one schema kind: any one of its constraints, taken as it is."""
+        return Either(self.allowed)
+
     def accepts(self, value) -> bool:
-        return any(c.accepts(value) for c in self.allowed)
+        return self.kind.holds(value)
 
     def describe(self) -> str:
-        return " or ".join(c.describe() for c in self.allowed)
+        return self.kind.describe()
 
     def words(self) -> tuple:
         """The words (strings) this parameter accepts."""
-        return tuple(w for c in self.allowed if isinstance(c, Options) for w in c.words
+        return tuple(w for c in self.allowed if isinstance(c, Words) for w in c.words
                      if isinstance(w, str))
 
     def number_kind(self):
         """int or float when numbers are accepted (int when only integers are), else None."""
-        kinds = [c for c in self.allowed if isinstance(c, Interval)]
+        kinds = [c for c in self.allowed if isinstance(c, (Number, Count))]
         if not kinds:
             return None
-        return int if all(c.integer for c in kinds) else float
+        return int if all(isinstance(c, Count) for c in kinds) else float
 
     def but(self, **changes) -> "Param":
         """This parameter with some fields changed (another default, doc or constraints)."""
@@ -147,11 +94,41 @@ class Param:
             changes["allowed"] = tuple(changes["allowed"])
         return replace(self, **changes)
 
+    def read(self, value, path: str):
+        """A value a config gives (kernelbench/config/algorithm.py), as YAML leaves it: a number written
+        as a string (YAML 1.1 reads `1e-3` as one) becomes a number, an integer where a float is
+        declared a float, an integral float where an integer is an integer; then it must be held as
+        set in code (`accepts`), else refused naming `path` and what is allowed."""
+        if type(value) is type(self.default) and value == self.default:
+            return value                # the algorithm's own default is valid by declaration
+        kind = self.number_kind()
+        result = value
+        if isinstance(value, str) and kind is not None and value not in self.words():
+            number = number_from_string(value)
+            if number is not None:
+                result = number
+        if kind is float and isinstance(result, int) and not isinstance(result, bool):
+            result = float(result)
+        if kind is int and isinstance(result, float) and math.isfinite(result) and result.is_integer():
+            result = int(result)
+        if not self.accepts(result):
+            suggestion = suggest(value, self.words()) if isinstance(value, str) else ""
+            fail(path, f"expected {self.describe()}, got {show(value)}{suggestion}")
+        return result
+
+    def derived(self, doc: str) -> "Param":
+        """This parameter derived from the data unless given: None by default, `doc` saying how
+        ("None = ..."), the one spelling of a derived value (the module's docstring)."""
+        return self.but(default=None, allowed=self.allowed + (NONE,), doc=doc)
+
     def check(self, name: str, value, owner: str = "") -> None:
-        """Raise ValueError naming the parameter, the value and what is allowed."""
-        if not self.accepts(value):
+        """Raise ValueError naming the parameter, the value and what is allowed (the schema's refusal,
+        worded as a Python error: `owner: name must be ..., got value`)."""
+        try:
+            self.kind.read(value, name)
+        except ConfigError as refused:
             where = f"{owner}: " if owner else ""
-            raise ValueError(f"{where}{name} must be {self.describe()}, got {value!r}")
+            raise ValueError(f"{where}{name} {refused.problem}") from None
 
 
 def param(default, doc: str, *allowed, config: bool = True, search=None) -> Param:
@@ -257,10 +234,10 @@ def union(*declarations: dict) -> dict:
 
 
 def _pool_options(allowed: list) -> tuple:
-    words = [w for c in allowed if isinstance(c, Options) for w in c.words]
-    rest = [c for c in allowed if not isinstance(c, Options)]
+    words = [w for c in allowed if isinstance(c, Words) for w in c.words]
+    rest = [c for c in allowed if not isinstance(c, Words)]
     pooled = tuple(dict.fromkeys(words))
-    return tuple(rest) + ((Options(pooled),) if pooled else ())
+    return tuple(rest) + ((Words(pooled),) if pooled else ())
 
 
 # ---- parameters several algorithms share (one declaration each) ------------------------------------
@@ -280,6 +257,6 @@ DTYPE = param("float32", "precision of features and phases (coefficients are flo
 TOL = param(1e-3, "stopping tolerance of the solver", POSITIVE)
 CACHE_MB = param(1000.0, "kernel cache size in MB", POSITIVE)
 RANDOM_STATE = param(None, "seed of the run (set from the config's `seed`)",
-                     _Kind(object, "an integer, None or a numpy random generator"), config=False)
+                     Anything("an integer, None or a numpy random generator"), config=False)
 PASSES = param(1.0, "passes over the data made by fit() (the experiment loop uses `stop` instead)",
                POSITIVE, config=False)

@@ -13,7 +13,7 @@ stratified 5-fold cross-validation on the training part:
     stratified subsample of REFERENCE_FIT_ROWS rows where the training part is larger (skin_nonskin).
 
 Each algorithm is built from the registry with its declared defaults (only `random_state`, the
-seed, is set), trained by fit() (its `passes: auto`) and scored on the test part; mean ± std over
+seed, is set), trained by fit() (its `passes` not given: None) and scored on the test part; mean ± std over
 `--seeds` seeds. The table gives each algorithm's error minus LIBSVM-CV's (points); the
 target is ≤ 2 everywhere. The test parts are used for this final measurement only: every default was
 chosen on validation splits of training parts (kernelbench/solvers/defaults.py, kernels.scale_gamma).

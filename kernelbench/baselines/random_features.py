@@ -13,7 +13,7 @@ f(x) = w·z(x):
 
 on R(w) = (1/n) Σ ℓ(w·z_i, y_i) + (λ/2)‖w‖², λ = 1/(n·C) (DSG's objective on the fixed
 features; no bias). Each step is two BLAS calls (B × D), so the loop stays in NumPy. `fit` makes
-DSG's number of passes (`passes: auto`, defaults.AUTO_PASSES: at least 2000 iterations, at most 50
+DSG's number of passes (`passes: None`, defaults.AUTO_PASSES: at least 2000 iterations, at most 50
 passes), the samples DSG sees at its defaults: a few steps η_t = 1/(λt) leave the last iterate far
 from the optimum (one pass over 200 rows is 4 steps, 67 % training accuracy on scikit-learn's
 check_classifiers_train blobs; 50 passes: 97.5 %).

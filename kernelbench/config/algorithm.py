@@ -4,15 +4,13 @@
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
 from kernelbench.config.sections import ALGORITHM_KEYS, AlgorithmConfig
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.estimators import algorithms
-from kernelbench.schema import (as_float, as_int, check_keys, fail, join_path, number_from_string, read_mapping, show,
-                                suggest)
+from kernelbench.schema import as_float, as_int, check_keys, fail, join_path, read_mapping, show, suggest
 
 VALUE_RULES = """\
 Values of algorithm parameters (and grid values): bool is not an int; an int is fine where a float is
@@ -37,28 +35,6 @@ def expand_grid(grid: dict) -> list[dict]:
     axes = [_grid_axis(grid[k], join_path("grid", k)) for k in keys]
     _check_grid_size(keys, axes)
     return [dict(zip(keys, combo)) for combo in itertools.product(*axes)]
-
-
-def _param_value(value, declared, path: str):
-    """One algorithm parameter checked against its declaration (kernelbench/params.py): numbers
-    written as strings (YAML 1.1 reads `1e-3` as one) become numbers, an integer where a float is
-    declared becomes a float, and a refused value is reported with what is allowed."""
-    if _same(value, declared.default):
-        return value                # the algorithm's own default is valid by declaration
-    kind = declared.number_kind()
-    result = value
-    if isinstance(value, str) and kind is not None and value not in declared.words():
-        number = number_from_string(value)
-        if number is not None:
-            result = number
-    if kind is float and isinstance(result, int) and not isinstance(result, bool):
-        result = float(result)
-    if kind is int and isinstance(result, float) and math.isfinite(result) and result.is_integer():
-        result = int(result)
-    if not declared.accepts(result):
-        suggestion = suggest(value, declared.words()) if isinstance(value, str) else ""
-        fail(path, f"expected {declared.describe()}, got {show(value)}{suggestion}")
-    return result
 
 
 def _same(a, b) -> bool:
@@ -102,7 +78,7 @@ def read_algorithm(raw, *, threads, task=None):
     resolved = {}
     for pname, decl in declared.items():
         path = f"algorithm.params.{pname}"
-        resolved[pname] = _param_value(params[pname], decl, path) if pname in params else decl.default
+        resolved[pname] = decl.read(params[pname], path) if pname in params else decl.default
     _construct(spec, resolved, "algorithm.params", task)
     return AlgorithmConfig(name=name, params=resolved), spec, declared
 
@@ -178,7 +154,7 @@ def read_grid(raw, spec, fields, params, *, task=None, field="grid") -> dict:
         for i, item in enumerate(_grid_axis(value, path)):
             if isinstance(value, dict) and declared.number_kind() is int and isinstance(item, float):
                 item = round(item)          # log-spaced counts (budget, batch_size): nearest int
-            item = _param_value(item, declared, f"{path}[{i}]")
+            item = declared.read(item, f"{path}[{i}]")
             if not any(_same(item, v) for v in values):     # duplicates would repeat cells
                 values.append(item)
         grid[key] = values

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelbench._vocab import FILE_FORMATS, SYNTHETIC
+from kernelbench._vocab import SYNTHETIC
 from kernelbench.config.sections import DATASET_KEYS, FILE_KEYS, SYNTHETIC_KEYS, DatasetConfig
 from kernelbench.data.load import classes_task
 from kernelbench.data.registry import dataset_names, get_spec
-from kernelbench.data.user import infer_format, near_file_name
+from kernelbench.data.user import infer_format, user_file_format, user_file_path
 from kernelbench.schema import as_float, fail, number_from_string, read_section, show, suggest
 
 _ALLOWED_TEST = "'official', 'none' or a fraction in (0, 1) such as 0.2"
@@ -40,7 +40,7 @@ def read_dataset(raw, base_dir: Path, arrays: str | None = None) -> DatasetConfi
     if arrays is not None:
         path = None
     elif name is None:
-        path = _data_file(path, base_dir)
+        path = str(user_file_path(path, "dataset.path", base_dir))
         values.update(_file_options(raw, values, path, base_dir))
     else:
         if name != SYNTHETIC:
@@ -70,14 +70,10 @@ def _file_options(raw: dict, values: dict, path: str, base_dir: Path) -> dict:
     for it. The format itself is decided when the file is read (a zip's member names it)."""
     out = {}
     if raw.get("test_path") is not None:
-        out["test_path"] = _data_file(raw["test_path"], base_dir, "dataset.test_path")
+        out["test_path"] = str(user_file_path(raw["test_path"], "dataset.test_path", base_dir))
     fmt = values["format"]
     if fmt is None:
-        fmt = infer_format(path)
-        if fmt is None:
-            fail("dataset.path", f"cannot tell the format of {Path(path).name} from its suffix, and it is not one "
-                                  f"kernelbench reads; convert the file to {', '.join(FILE_FORMATS)}, or set "
-                                  "dataset.format if the suffix misleads")
+        fmt = user_file_format(path, "dataset.path")
         test_format = None if out.get("test_path") is None else infer_format(out["test_path"])
         if test_format not in (None, fmt):
             fail("dataset.test_path", f"{Path(out['test_path']).name} is {test_format} by its suffix but "
@@ -108,27 +104,6 @@ def _check_registered(name) -> None:
         fail("dataset.name", f"unknown dataset {name!r}{suggest(name, known)}; known "
                               f"datasets: {', '.join(sorted(known)) or '(none)'}; for your own "
                               f"file write `path: FILE` instead")
-
-
-def _data_file(path, base_dir: Path, field: str = "dataset.path") -> str:
-    """A user data file, resolved against the config's folder; it must exist."""
-    if not isinstance(path, str) or not path.strip():
-        fail(field, f"expected a file path (a string), got {show(path)}")
-    try:
-        resolved = Path(path).expanduser()
-        if not resolved.is_absolute():
-            resolved = base_dir / resolved
-        resolved = resolved.resolve()
-        exists, is_file = resolved.exists(), resolved.is_file()
-    except (OSError, ValueError, RuntimeError) as e:
-        fail(field, f"invalid path {path!r}: {e}")
-    if not exists:
-        near = near_file_name(resolved)
-        fail(field, f"file not found: {resolved} (given as {path!r}; a relative path "
-                     f"is taken from the config file's folder)" + (f"; did you mean {near}?" if near else ""))
-    if not is_file:
-        fail(field, f"not a file: {resolved}")
-    return str(resolved)
 
 
 def _test_part(test, name, has_test_file: bool):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kernelbench._vocab import (DTYPES, FILE_FORMATS, METRICS, REGRESSION_ONLY_METRICS, ROLES, SCALINGS,
                                 SCORING_PROTOCOLS, SYNTHETIC, TASKS, VALIDATIONS)
-from kernelbench.config.values import Column, Delimiter, Duration, Labels
+from kernelbench.config.values import COLUMN, DELIMITER, DURATION, LABELS
 from kernelbench.data.synthetic import MAX_ROWS, SHAPES, VARIANTS
 from kernelbench.schema import Count, Flag, Number, Subset, Text, Words, field, keys, section
 
@@ -24,12 +24,12 @@ class DatasetConfig:
     format: str | None = field(None, "the format of `path` (and `test_path`); csv and tsv are delimited text",
                                Words(FILE_FORMATS),
                                shown="from the suffix: .csv, .tsv, .npy, .npz, .parquet, else svmlight")
-    delimiter: str | None = field(None, "what separates the fields of a csv / tsv file", Delimiter(),
+    delimiter: str | None = field(None, "what separates the fields of a csv / tsv file", DELIMITER,
                                   shown="`,` (.csv), tab (.tsv)")
     header: bool | str | None = field(None, "whether a csv / tsv file's first line names the columns (auto: "
                                             "when it holds a word that is not a number)", Flag(auto=True), shown="auto")
     label: int | str | None = field(None, "the column of a csv / tsv / npy / parquet file that holds the "
-                                          "labels (targets); the other columns are the features", Column(),
+                                          "labels (targets); the other columns are the features", COLUMN,
                                     shown="0 (the first column)")
     npz_features: str | None = field(None, "the name of an npz file's features array (rows × features)",
                                      Text(100, "an array name"), shown="X")
@@ -61,7 +61,7 @@ class DatasetConfig:
                                 "index, CRLF, blank lines, no final newline)", Flag())
     classes: tuple | None = field(None, "keep only the rows (train and test) of these labels, e.g. [8, 6]; "
                                         "two make a binary task (labels keep their raw values), "
-                                        "more a multi-class one (Dai et al.'s MNIST8M 8 vs 6)", Labels())
+                                        "more a multi-class one (Dai et al.'s MNIST8M 8 vs 6)", LABELS)
     # name: synthetic -- the generator's arguments (kernelbench.data.synthetic.SyntheticSpec)
     shape: str | None = field(None, "synthetic: the replica's shape", Words(tuple(SHAPES)),
                               shown="susy")
@@ -185,7 +185,7 @@ class TuneConfig:
                      Count(2, "an integer >= 2"))
     candidates: int | None = field(None, "settings to try", Count(1, "a positive integer"),
                                    shown="null: until the time budget, else 27")
-    budget: float | None = field(None, "time for the search", Duration())
+    budget: float | None = field(None, "time for the search", DURATION)
     refine: int | None = field(None, "settings tried at the full budget around the best",
                                Count(0, "an integer >= 0"), shown="eta")
 

@@ -1,12 +1,11 @@
 """The kinds of value only a config's fields take (the shared ones, and the refusal, are
-kernelbench/schema/values.py): class labels, durations, a data file's columns and delimiter."""
+kernelbench/schema): class labels, durations, a data file's columns and delimiter, each a `Rule`."""
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
-from kernelbench.schema.values import fail, show
+from kernelbench.schema import Rule, fail, rule, show
 
 _DURATION_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(s|m|min|h)?\s*$")
 
@@ -37,60 +36,38 @@ def duration_text(seconds, unknown: str = "?") -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-@dataclass(frozen=True)
-class Labels:
+@rule("a list of >= 2 labels (numbers)")
+def LABELS(value, path: str) -> tuple:
     """A list of at least two distinct labels (numbers, as in the data file), kept as written."""
-
-    def read(self, value, path: str) -> tuple:
-        if not isinstance(value, (list, tuple)) or len(value) < 2:
-            fail(path, f"expected a list of at least two labels, e.g. [8, 6], got {show(value)}")
-        for i, label in enumerate(value):
-            if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
-                fail(f"{path}[{i}]", f"expected a label (a number, as in the data file), got {show(label)}")
-        if len({float(v) for v in value}) != len(value):
-            fail(path, f"a label is listed twice in {show(value)}; list each class once")
-        return tuple(value)
-
-    def describe(self) -> str:
-        return "a list of >= 2 labels (numbers)"
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        fail(path, f"expected a list of at least two labels, e.g. [8, 6], got {show(value)}")
+    for i, label in enumerate(value):
+        if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
+            fail(f"{path}[{i}]", f"expected a label (a number, as in the data file), got {show(label)}")
+    if len({float(v) for v in value}) != len(value):
+        fail(path, f"a label is listed twice in {show(value)}; list each class once")
+    return tuple(value)
 
 
-@dataclass(frozen=True)
-class Duration:
-    """Seconds, or a duration such as 90s, 10m, 1h (parse_duration)."""
-
-    def read(self, value, path: str) -> float:
-        return parse_duration(value, path)
-
-    def describe(self) -> str:
-        return "seconds, or 90s, 10m, 1h"
+# seconds, or a duration such as 90s, 10m, 1h
+DURATION = Rule(parse_duration, "seconds, or 90s, 10m, 1h")
 
 
-@dataclass(frozen=True)
-class Column:
-    """A column of a table: its name in the header (a string) or its index (an integer, negative counting
-    from the end)."""
-
-    def read(self, value, path: str):
-        if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not value.strip()):
-            fail(path, f"expected a column name (a string, as in the header) or an index (an integer, -1 the "
-                        f"last column), got {show(value)}")
-        return value
-
-    def describe(self) -> str:
-        return "a column name (needs a header) or an index (0 the first, -1 the last)"
+@rule("a column name (needs a header) or an index (0 the first, -1 the last)")
+def COLUMN(value, path: str):
+    """A column of a table: its name in the header (a string) or its index (an integer, negative
+    counting from the end)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or (isinstance(value, str) and not value.strip()):
+        fail(path, f"expected a column name (a string, as in the header) or an index (an integer, -1 the "
+                   f"last column), got {show(value)}")
+    return value
 
 
-@dataclass(frozen=True)
-class Delimiter:
+@rule("one character, or tab")
+def DELIMITER(value, path: str) -> str:
     """One character that separates the fields of a line, or `tab`."""
-
-    def read(self, value, path: str) -> str:
-        if value == "tab":
-            return "\t"
-        if not isinstance(value, str) or len(value) != 1 or value in "\r\n\"":
-            fail(path, f"expected one character such as ',' or ';' (or the word tab), got {show(value)}")
-        return value
-
-    def describe(self) -> str:
-        return "one character, or tab"
+    if value == "tab":
+        return "\t"
+    if not isinstance(value, str) or len(value) != 1 or value in "\r\n\"":
+        fail(path, f"expected one character such as ',' or ';' (or the word tab), got {show(value)}")
+    return value

@@ -12,7 +12,6 @@ import copy
 import difflib
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -20,7 +19,7 @@ import yaml
 from kernelbench._vocab import TASKS
 from kernelbench.errors import DataError
 from kernelbench.schema import (Count, Items, Named, Number, Text, Words, documented, fail, field, markdown,
-                                read_mapping, read_section, refusals_as, section, show)
+                                read_mapping, read_section, refusals_as, rule, section, show)
 
 FORMATS = ("svmlight", "csv", "builtin", "qm7")   # qm7: the QM7 MATLAB file (qm7.py parse_qm7)
 COMPRESSIONS = ("none", "xz", "bz2", "gz", "zip")
@@ -37,33 +36,23 @@ _PACKAGED_REGISTRY = Path(__file__).resolve().parent / "registry.yaml"
 DEFAULT_REGISTRY = _REPO_REGISTRY if _REPO_REGISTRY.exists() else _PACKAGED_REGISTRY
 
 
-@dataclass(frozen=True)
-class Url:
+@rule("an http(s) URL ending in a file name")
+def URL(value, path: str) -> str:
     """An http(s) URL whose last segment is a file name (it names the download in the cache)."""
-
-    def read(self, value, path: str) -> str:
-        if not isinstance(value, str) or not re.match(r"^https?://", value):
-            fail(path, f"expected an http(s) URL or null, got {show(value)}")
-        if value.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] in ("", ".", ".."):
-            fail(path, f"{value!r} must end in a file name (it names the download in the cache)")
-        return value
-
-    def describe(self) -> str:
-        return "an http(s) URL ending in a file name"
+    if not isinstance(value, str) or not re.match(r"^https?://", value):
+        fail(path, f"expected an http(s) URL or null, got {show(value)}")
+    if value.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1] in ("", ".", ".."):
+        fail(path, f"{value!r} must end in a file name (it names the download in the cache)")
+    return value
 
 
-@dataclass(frozen=True)
-class Sha256:
+@rule("64 hex digits, in quotes")
+def SHA256(value, path: str) -> str:
     """64 hex digits (kept lower-case)."""
-
-    def read(self, value, path: str) -> str:
-        digest = str(value).lower()
-        if not _SHA256.match(digest):
-            fail(path, f"{value!r} is not 64 hex digits (or null); write it in quotes")
-        return digest
-
-    def describe(self) -> str:
-        return "64 hex digits, in quotes"
+    digest = str(value).lower()
+    if not _SHA256.match(digest):
+        fail(path, f"{value!r} is not 64 hex digits (or null); write it in quotes")
+    return digest
 
 
 @section
@@ -75,12 +64,12 @@ class FileSpec:
                       required=True, mandatory=True)
     url: str | None = field(None, "the canonical download (the LIBSVM site, UCI, quantum-machine.org); null: no "
                                   "public download known (the note then says where the data comes from and why it "
-                                  "cannot be fetched)", Url(), required=True)
+                                  "cannot be fetched)", URL, required=True)
     compression: str = field("none", "of the download (zip: `member` names the file inside)", Words(COMPRESSIONS),
                              required=True)
     sha256: str | None = field(None, "of the decompressed content; null: not pinned, the sha256 of the first use is "
                                      "recorded in the cache dir and later uses are checked against it (trust on "
-                                     "first use)", Sha256(), required=True)
+                                     "first use)", SHA256, required=True)
     n: int | None = field(None, "rows in the file", Count(1, "a positive integer"), required=True)
     member: str | None = field(None, "the file inside a zip download", _TEXT)
     dataset: str = field("", "the registry entry it belongs to (named in messages)", key=False)

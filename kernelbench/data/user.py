@@ -6,6 +6,8 @@ handed over in Python are (tables.py).
     infer_format       the format a file's suffix says (None: a suffix of some other format)
     near_file_name     the file beside a missing one whose name is closest (a typo)
     FileOptions        how a file is read: format, delimiter, header, label column, npz array names
+    user_file_path     a file path located and checked, at config time and at load time alike
+    user_file_format   the format its suffix says (refused where kernelbench reads no such file), alike
     resolve_user_file  a file path -> a UserFile (or the DataError saying why it cannot be read)
     read_user_files    the training file and its test file -> a UserPart each (arrays, note, parse meta)
 """
@@ -14,13 +16,16 @@ from __future__ import annotations
 import csv
 import difflib
 import hashlib
+import os
 import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from kernelbench._vocab import FILE_FORMATS
 from kernelbench.errors import DataError
+from kernelbench.schema import fail, refusals_as, show
 
 from .delimited import CsvOptions, csv_has_header
 from .formats import FileReading, read_file
@@ -29,7 +34,8 @@ from .svmlight import SvmlightOptions
 from .tables import TableOptions, checked_arrays, column_by_index, column_by_name
 
 __all__ = ["DENSE_FORMATS", "FileOptions", "UserFile", "UserPart", "checked_arrays", "class_names_note",
-           "infer_format", "near_file_name", "read_user_files", "resolve_user_file"]
+           "infer_format", "near_file_name", "read_user_files", "resolve_user_file", "user_file_format",
+           "user_file_path"]
 
 # suffix -> format; any other suffix (LIBSVM files carry .t, .scale, .tr, none, ...) is svmlight unless
 # it names a format we do not read
@@ -101,23 +107,57 @@ class UserFile:
     key: str
 
 
+def user_file_path(path, key: str = "dataset.path", base_dir: Path | None = None) -> Path:
+    """A user's data file located and checked -- the one place that does it, for the config when it
+    is read and for the loader when it reads the file: ~ expanded; with `base_dir` (the config file's
+    folder) a relative path is taken from it and links are resolved (the run records where the data
+    were), else the path is taken as given (from the working directory). A path that is not one, is
+    missing (naming the closest name beside it) or is not a file is a refusal (kernelbench.schema's,
+    a ConfigError) naming `key`, the config key that gave it."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        fail(key, f"expected a file path (a string), got {show(path)}")
+    try:
+        p = Path(path).expanduser()
+        if base_dir is not None:
+            p = (p if p.is_absolute() else base_dir / p).resolve()
+        exists, is_file = p.exists(), p.is_file()
+    except (OSError, ValueError, RuntimeError) as e:
+        fail(key, f"invalid path {path!r}: {e}")
+    if not exists:
+        near = near_file_name(p)
+        origin = "the config file's folder" if base_dir is not None else "the working directory"
+        fail(key, f"file not found: {p} does not exist (given as {path!r}; a relative path is taken from {origin})"
+                  + (f"; did you mean {near}?" if near else ""))
+    if not is_file:
+        fail(key, f"not a file: {p}")
+    return p
+
+
+def user_file_format(path, key: str = "dataset.path", *, member: str | None = None) -> str:
+    """The format a user's file is read as when dataset.format does not say: its suffix's (that of
+    the file inside a zip: `member`, else read from the archive) -- at config time and at load time
+    alike; a suffix of a format kernelbench does not read is a refusal naming `key`."""
+    path = Path(path)
+    if member is None and compression_of(path) == "zip":
+        member = _zip_member(path)
+    fmt = _suffix_format(path, member)
+    if fmt is None:
+        fail(key, f"cannot tell the format of {path.name} from its suffix, and it is not one kernelbench reads; "
+                  f"convert the file to {', '.join(FILE_FORMATS)}, or set dataset.format if the suffix misleads")
+    return fmt
+
+
 def resolve_user_file(path, role: str, options: FileOptions) -> UserFile:
     """The UserFile of a `role` ("train" | "test") file, or the DataError saying why it cannot be read:
-    missing (naming a close name beside it), a format kernelbench does not read, a compressed binary
+    missing (user_file_path's refusal), a format kernelbench does not read (user_file_format's), a compressed binary
     table, a zip archive that is damaged or holds more than one file."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        near = near_file_name(p)
-        raise DataError(f"{role} file {p} does not exist (or is not a file)"
-                        + (f"; did you mean {near}?" if near else ".") + " Check `dataset."
-                        f"{'path' if role == 'train' else 'test_path'}`.")
-    compression = compression_of(p)
-    # a zip's member names the format; with the format given, a table's zip is refused before it is opened
-    member = _zip_member(p) if compression == "zip" and options.format is None else None
-    fmt = options.format or _suffix_format(p, member)
-    if fmt is None:
-        raise DataError(f"{p}: kernelbench cannot read a {Path(_data_name(p)).suffix} file. Convert it to CSV, "
-                        ".npy / .npz or Parquet, or set dataset.format if the suffix misleads.")
+    key = "dataset.path" if role == "train" else "dataset.test_path"
+    with refusals_as(lambda where, why: DataError(f"{role} file: {where}: {why}" + ("" if why.endswith("?") else "."))):
+        p = user_file_path(path, key)
+        compression = compression_of(p)
+        # a zip's member names the format; with the format given, a table's zip is refused before it is opened
+        member = _zip_member(p) if compression == "zip" and options.format is None else None
+        fmt = options.format or user_file_format(p, key, member=member)
     if fmt in TABLE_FORMATS and compression != "none":
         raise DataError(f"{p}: a compressed {fmt} file; decompress it first ({fmt} files are read as they are).")
     if compression == "zip" and member is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelbench.measures import CLAIM_MEASURES, measure
-from kernelbench.papers.kinds import NUMBER, TEXT, Margin, Metric, Params, TimePoint
+from kernelbench.papers.kinds import MARGIN, NUMBER, PARAMS, TEXT, TIME_POINT, metric_among
 from kernelbench.papers.quotes import reads_as_quote
 from kernelbench.schema import (Count, Items, Named, Number, Text, Words, fail, field, read_object, read_section,
                                 section, show)
@@ -48,14 +48,14 @@ TEST_KEYS = {
     "correlation": (("metric", "a", "against", "value", "value_why"), ()),
 }
 _ABOVE_ZERO = Number(0, None, "expected a number above 0, got {}", open_low=True)
-_CLAIM_METRIC = Metric(CLAIM_MEASURES)
+_CLAIM_METRIC = metric_among(CLAIM_MEASURES)
 
 
 @section
 class Selector:
     """The runs of one compared method: an algorithm, and the params its rows must carry."""
     algorithm: str = field(None, "our algorithm name", TEXT, required=True, mandatory=True)
-    params: dict = field({}, "the params its rows must carry", Params())
+    params: dict = field({}, "the params its rows must carry", PARAMS)
 
     def __hash__(self):                 # a key of the report's means per compared method
         return hash((self.algorithm, tuple(sorted((k, repr(v)) for k, v in self.params.items()))))
@@ -92,11 +92,11 @@ class ClaimTest:
     direction: str | None = field(None, "order, bound, no_worse, time_to (which way is better; no_worse and "
                                         "time_to: the measure's own when not given), extreme", Words(DIRECTIONS))
     at: str = field("final", "order, similar, no_worse, bound: the time point (horizon: several time points up "
-                             "to it)", TimePoint())
+                             "to it)", TIME_POINT)
     when: str = field("all", "with at horizon: the share of its time points the test must hold at",
                       Words(QUANTIFIERS))
     per: str | None = field(None, "order, similar, ratio: n_train (at every training size)", Words(("n_train",)))
-    margin: float | str | None = field(None, "similar, no_worse, time_to", Margin())
+    margin: float | str | None = field(None, "similar, no_worse, time_to", MARGIN)
     margin_why: str = field("", "similar, no_worse, time_to: where the margin comes from", TEXT)
     at_least: float | None = field(None, "ratio, speedup, time_to: the factor", _ABOVE_ZERO)
     at_least_why: str = field("", "ratio, time_to: why that factor (the word \"much\" and its reading)", TEXT)

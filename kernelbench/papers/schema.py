@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from kernelbench.measures import MEASURES
 from kernelbench.papers.claims import TEST_KINDS, Claim
-from kernelbench.papers.kinds import ANY_TEXT, NUMBER, TEXT, Metric, Params, Tolerance
-from kernelbench.schema import Count, Flag, Items, Named, Words, documented, field, markdown, section
+from kernelbench.papers.kinds import ANY_TEXT, NUMBER, PARAMS, TEXT, TOLERANCE, metric_among
+from kernelbench.schema import Anything, Count, Flag, Items, Named, Words, documented, field, markdown, section
 
+# a swept config key takes any YAML value, as `--set KEY=VALUE` reads one: the config's validation of
+# each point judges it
+SWEPT_VALUE = Anything("config values (any YAML value)")
 BOUNDS = ("max", "min")
 
 FILE_RULES = """\
@@ -28,17 +31,6 @@ class Citation:
     year: int = field(None, "of publication", Count(1, "a year (an integer)"), required=True, mandatory=True)
 
 
-class SweptValue:
-    """A value a swept config key takes: any YAML value, as `--set KEY=VALUE` reads one (the config's
-    validation of each point judges it)."""
-
-    def read(self, value, path: str):
-        return value
-
-    def describe(self) -> str:
-        return "config values (any YAML value)"
-
-
 @section
 class Sweep:
     """A panel made by a sweep: the paper's figure (or table), and what `kernelbench sweep` runs for it
@@ -48,7 +40,7 @@ class Sweep:
                                      Items(TEXT, least=1), required=True, mandatory=True)
     over: dict = field(None, "the points, as `--over KEY=V1,V2,...`: in the file's order, the last key varying "
                              "fastest; a key of one value is a plain override, recorded with the point",
-                       Named(Items(SweptValue(), least=1), "dotted config key"), required=True, mandatory=True)
+                       Named(Items(SWEPT_VALUE, least=1), "dotted config key"), required=True, mandatory=True)
     processes: bool = field(False, "each point its own process, as `--processes` (a panel that reads each "
                                    "point's own peak memory)", Flag())
 
@@ -61,10 +53,10 @@ class Published:
     dataset: str = field(None, "our registry name", TEXT, required=True, mandatory=True)
     algorithm: str = field(None, "our algorithm name", TEXT, required=True, mandatory=True)
     metric: str = field(None, "the measure the value is of (also improvement_vs_gss:<merge>, "
-                              "at_seconds:<error>:<s>)", Metric(tuple(MEASURES)), required=True, mandatory=True)
+                              "at_seconds:<error>:<s>)", metric_among(tuple(MEASURES)), required=True, mandatory=True)
     value: float = field(None, "the published number", NUMBER, required=True, mandatory=True)
     std: float | None = field(None, "its published standard deviation", NUMBER)
-    params: dict = field({}, "the entry applies to rows with these params", Params())
+    params: dict = field({}, "the entry applies to rows with these params", PARAMS)
     note: str = field("", "shown beside the row", ANY_TEXT)
     figure: str | None = field(None, "the runs' tags.figure, when the entry is about one figure's runs", TEXT)
     panel: str | None = field(None, "the runs' tags.panel, when one figure has two panels on one dataset", TEXT)
@@ -74,7 +66,7 @@ class Published:
     stand_in: str = field("", "our dataset stands in for the paper's: why (the verdict says so)", TEXT)
     tolerance: float | str | None = field("default", "reproduced when |ours − value| ≤ this (default: the report's "
                                                      "default for the metric; null: not judged, e.g. timings)",
-                                          Tolerance())
+                                          TOLERANCE)
     bound: str | None = field(None, "max: the claim is ours ≤ value (+ tolerance); min: ours ≥ value", Words(BOUNDS))
 
 

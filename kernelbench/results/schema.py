@@ -42,7 +42,7 @@ ABSENT_FILE = "absent_data.json"  # results/published/<paper>/: the data the pub
 STRING_COLUMNS = ("run_id", "experiment", "dataset", "algorithm", "params", "resolved", "counters", "status",
                   "message", *TAG_COLUMNS)
 # JSON objects: `params` as given (defaults filled in), `resolved` the values the estimator chose at
-# the start of training for parameters given as a rule (gamma: scale, passes: auto, a pilot's step)
+# the start of training for parameters given as a rule (gamma: scale, passes: null, a pilot's step)
 JSON_COLUMNS = ("params", "resolved")
 INT_COLUMNS = ("trial", "seed", "fold", "iteration", "samples_seen", "n_features",
                "n_support_vectors", "threads", "final")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernelbench._vocab import MERGE_METHODS
-from kernelbench.params import BOOLEAN, GAMMA, PASSES, POSITIVE, RANDOM_STATE, C, Choice, Integer, declare, param
+from kernelbench.params import BOOLEAN, GAMMA, PASSES, RANDOM_STATE, C, Choice, Integer, declare, param
 from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers import _bsgd
 from kernelbench.solvers.base import BinaryClassifierMixin, IterativeEstimator, as_dense
@@ -31,7 +31,7 @@ from kernelbench.solvers.merging import lookup_tables
 
 # Defaults measured on validation splits of the standardised sets of scripts/bench_defaults.py: C = 1
 # (LIBSVM's default; the paper's C = 32 was worse on 6 of 10 sets, 11.9 % vs 10.4 % mean error at 5
-# passes) and passes: auto = at least 100,000 SGD steps and 5 passes, at most 100 passes (20 passes on
+# passes) and passes: None = at least 100,000 SGD steps and 5 passes, at most 100 passes (20 passes on
 # 3,000 rows matched SVC's error; Pegasos' 1/(λt) steps need iterations, not passes).
 AUTO_STEPS = 100_000
 AUTO_MIN_PASSES, AUTO_MAX_PASSES = 5, 100
@@ -47,8 +47,7 @@ PARAMETERS = declare(
     grid_size=param(400, "points per axis of the lookup tables over (m, κ) ∈ [0,1]²", Integer(2)),
     diagnose=param(False, "also run GSS-standard and Lookup-WD (and GSS-precise) on every merge's state "
                           "and count equal decisions / WD factors; slows training, for Table 3 only", BOOLEAN),
-    passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc="passes made by fit() (the experiment loop uses `stop`); auto = enough for 100,000 SGD "
+    passes=PASSES.derived("passes made by fit() (the experiment loop uses `stop`); None = enough for 100,000 SGD "
                           "steps, between 5 and 100 passes"),
     random_state=RANDOM_STATE)
 
@@ -74,7 +73,7 @@ class BSGDClassifier(BinaryClassifierMixin, IterativeEstimator):
         self.lambda_ = 1.0 / (X.shape[0] * self.C)
         self.passes_ = (default_passes(X.shape[0], self.steps_per_pass, min_iterations=AUTO_STEPS,
                                        min_passes=AUTO_MIN_PASSES, max_passes=AUTO_MAX_PASSES)
-                        if self.passes == "auto" else float(self.passes))
+                        if self.passes is None else float(self.passes))
         H = W = None
         if self.merge in ("lookup-h", "lookup-wd") or self.diagnose:
             H, W = lookup_tables(int(self.grid_size))

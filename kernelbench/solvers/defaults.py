@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from kernelbench.errors import SolverError
-from kernelbench.params import PASSES, POSITIVE, Choice
+from kernelbench.params import PASSES
 
 # Candidate first steps γ_1 of the pilot: powers of 4 from 1/4 to 256. On validation splits of the
 # standardised sets of scripts/bench_defaults.py a wider pilot (1/16 to 1024) chose 4 to 256 for the
@@ -78,7 +78,7 @@ def first_step(make_estimator, X, y, *, lam: float, step=None, seed=0, rows=PILO
 
 def default_passes(n_rows: int, steps_per_pass: int, *, min_iterations: int, min_passes: float = 1.0,
                    max_passes: float = math.inf) -> float:
-    """Passes for `passes: auto`: at least `min_iterations` iterations and `min_passes` passes, at most
+    """Passes for `passes` not given (None): at least `min_iterations` iterations and `min_passes` passes, at most
     `max_passes`. An SGD run needs a number of iterations (not of passes) to converge, so a small
     set gets many passes and a large one few (scripts/bench_defaults.py measures the choice)."""
     if n_rows < 1 or steps_per_pass < 1:
@@ -86,7 +86,7 @@ def default_passes(n_rows: int, steps_per_pass: int, *, min_iterations: int, min
     return float(min(max_passes, max(min_passes, math.ceil(min_iterations / steps_per_pass))))
 
 
-# DSG's passes: auto (default_passes above): at least 2000 iterations, at most 50 passes. Measured on
+# DSG's passes not given (default_passes above): at least 2000 iterations, at most 50 passes. Measured on
 # validation splits (scripts/bench_defaults.py): with 3000 training rows (47 iterations a pass) 20 passes
 # left hinge-loss DSG 1 point above SVC's error and 50 passes matched it; larger sets need fewer
 # passes for the same iterations, and DSG's cost grows with the square of the iterations (each adds
@@ -96,17 +96,16 @@ AUTO_MAX_PASSES = 50
 # The same rule is the `fit` default of the baselines compared with DSG at equal iterations (NORMA,
 # r-/n-Pegasos: Dai et al. Fig. 1; SVRG-RF: Li & Póczos Fig. 1): their mini-batch steps need
 # iterations too, not passes (one default pass over 200 rows is 4 steps).
-AUTO_PASSES = PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                         doc=f"passes made by fit() (the experiment loop uses `stop`); auto = enough for "
-                             f"{AUTO_ITERATIONS} iterations, between 1 and {AUTO_MAX_PASSES} passes")
+AUTO_PASSES = PASSES.derived(f"passes made by fit() (the experiment loop uses `stop`); None = enough for "
+                              f"{AUTO_ITERATIONS} iterations, between 1 and {AUTO_MAX_PASSES} passes")
 
 
 def auto_passes(passes, n_rows: int, steps_per_pass: int) -> float:
-    """`passes_`: the passes `fit` makes, `passes` with 'auto' resolved by the rule above.
+    """`passes_`: the passes `fit` makes, `passes` (None: derived by the rule above).
 
     Parameters
     ----------
-    passes : float or "auto"
+    passes : float or None
         The estimator's `passes` parameter.
     n_rows : int
         Training rows.
@@ -116,9 +115,9 @@ def auto_passes(passes, n_rows: int, steps_per_pass: int) -> float:
     Returns
     -------
     float
-        `passes` itself, or for 'auto' enough passes for AUTO_ITERATIONS iterations, between 1
+        `passes` itself, or for None enough passes for AUTO_ITERATIONS iterations, between 1
         and AUTO_MAX_PASSES (defaults.default_passes).
     """
-    if passes != "auto":
+    if passes is not None:
         return float(passes)
     return default_passes(n_rows, steps_per_pass, min_iterations=AUTO_ITERATIONS, max_passes=AUTO_MAX_PASSES)

@@ -7,7 +7,7 @@ on R(f) = (1/n) Σ ℓ(f(x_i), y_i) + (λ/2)‖f‖²_H, λ = 1/(n·C) — DSG's
 with the exact kernel in place of DSG's random features (the paper's comparison). `budget` = τ
 keeps only the last τ terms (NORMA's truncation); 0 keeps all, and then one pass costs
 O(n · #SV · d): refused beyond `max_samples` (BudgetExceededError: the experiment loop writes a "skipped"
-row). `fit` makes DSG's number of passes (`passes: auto`, defaults.AUTO_PASSES: at least 2000 iterations,
+row). `fit` makes DSG's number of passes (`passes: None`, defaults.AUTO_PASSES: at least 2000 iterations,
 at most 50 passes), so that both see the same samples; at the defaults that is 3 passes at
 max_samples, 50 on a few hundred rows. The compiled loop is in _kernel_sgd.pyx.
 """

@@ -16,7 +16,7 @@ Step η = step / L, L = max ℓ'' · max_i ‖z_i‖² + λF/2 (the largest per-
 One iteration = one mini-batch step; a snapshot (full gradient over the n training points) is
 taken every `epoch_length` iterations (default: one pass, ⌈n/B⌉). samples_seen counts every
 sample whose gradient was evaluated: the batches plus n per snapshot. `fit` makes DSG's number of
-passes (`passes: auto`, defaults.AUTO_PASSES: at least 2000 iterations, at most 50 passes): DSG's iterations at its defaults
+passes (`passes: None`, defaults.AUTO_PASSES: at least 2000 iterations, at most 50 passes): DSG's iterations at its defaults
 (its snapshots add n samples each). The compiled loop is in _svrg_rf.pyx.
 """
 from __future__ import annotations

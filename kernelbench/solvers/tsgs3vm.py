@@ -63,7 +63,7 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from kernelbench.errors import SolverError
-from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, NONE, PASSES, POSITIVE, RANDOM_STATE,
+from kernelbench.params import (BOOLEAN, C, DTYPE, GAMMA, KERNEL, NONE, PASSES, RANDOM_STATE,
                                 THREADS, Choice, Integer, Real, declare, param)
 from kernelbench.algorithms import register_algorithm
 from kernelbench.spaces import LogUniform
@@ -96,7 +96,7 @@ S3VM_OFFSET = param("balanced", "offset b in f = b + Σβ cos(·) (the paper has
 
 
 # ---- parameters (declared once: __init__, checks, configs and docs derive from them) ---------------
-# passes: auto (defaults.default_passes). A pass is n_u / batch_size iterations, so a small set gets
+# passes: None (defaults.default_passes). A pass is n_u / batch_size iterations, so a small set gets
 # few: svmguide1 (2,000 unlabeled rows) has 8, and TSGS3VM's validation error there was 9.3 % after
 # one pass, 3.9 % after 20 (160 iterations); FRS3VM's 6.6 % after 10 passes (80 iterations), 4.3 %
 # after 100. On cod-rna and ijcnn1 (113-136 iterations a pass on the validation splits) TSGS3VM had
@@ -129,8 +129,7 @@ TSGS3VM_PARAMETERS = declare(
     cache_features=param(True, "keep ω in memory (fast); False regenerates ω from seeds: O(T) memory",
                          BOOLEAN),
     threads=THREADS,
-    passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc=f"passes made by fit() (the experiment loop uses `stop`); auto = the paper's one pass, "
+    passes=PASSES.derived(f"passes made by fit() (the experiment loop uses `stop`); None = the paper's one pass, "
                           f"more where a pass has fewer than {TSGS3VM_AUTO_ITERATIONS} iterations"),
     random_state=RANDOM_STATE)
 
@@ -143,8 +142,7 @@ FRS3VM_PARAMETERS = declare(
                                            "measures it)"),
     C=S3VM_PARAMETERS["C"].but(default=3000.0),
     threads=THREADS.but(doc="BLAS threads for the per-batch products (0 = all cores)"),
-    passes=PASSES.but(default="auto", allowed=(POSITIVE, Choice("auto")),
-                      doc=f"passes made by fit() (the experiment loop uses `stop`); auto = the paper's 10, more "
+    passes=PASSES.derived(f"passes made by fit() (the experiment loop uses `stop`); None = the paper's 10, more "
                           f"where 10 passes make fewer than {FRS3VM_AUTO_ITERATIONS} iterations"),
     random_state=RANDOM_STATE)
 
@@ -190,7 +188,7 @@ class _S3VMBase(BinaryClassifierMixin, Solver):
         self._init_model(X, seed)
         self.passes_ = (default_passes(X.shape[0], self.steps_per_pass, min_iterations=self._auto_iterations,
                                        min_passes=self._auto_min_passes)
-                        if self.passes == "auto" else float(self.passes))
+                        if self.passes is None else float(self.passes))
         return self
 
     @property
@@ -299,7 +297,7 @@ class TSGS3VMClassifier(_S3VMBase):
                    "changes GEMM blocking, so coefficients may differ in the last bits")
     predict_parallelism = "internal"   # OpenMP on `threads`, chunked inside (base.py)
     parameters = TSGS3VM_PARAMETERS
-    _auto_iterations, _auto_min_passes = TSGS3VM_AUTO_ITERATIONS, 1.0      # passes: auto
+    _auto_iterations, _auto_min_passes = TSGS3VM_AUTO_ITERATIONS, 1.0      # passes: None
 
     def _feature_dtype(self):
         return np.float32 if self.dtype == "float32" else np.float64
@@ -363,7 +361,7 @@ class FRS3VMClassifier(_S3VMBase):
     determinism = "identical results for the same seed and thread count"
     predict_parallelism = "rows"       # GIL released, no shared scratch (NumPy, base.py)
     parameters = FRS3VM_PARAMETERS
-    _auto_iterations, _auto_min_passes = FRS3VM_AUTO_ITERATIONS, 10.0      # passes: auto (§6.1: 10)
+    _auto_iterations, _auto_min_passes = FRS3VM_AUTO_ITERATIONS, 10.0      # passes: None (§6.1: 10)
 
     def _feature_dtype(self):
         return np.float32 if self.dtype == "float32" else np.float64

@@ -1,4 +1,4 @@
-"""Values resolved when training begins (gamma: scale, passes: auto, a pilot's step) are recorded
+"""Values resolved when training begins (gamma: scale, passes: None, a pilot's step) are recorded
 with the run: in results.csv's `resolved` column, in run.json's summary, and in what `run` prints.
 
 Truth: scikit-learn's definition of gamma='scale', 1/(d·Var X), computed here from the data file."""

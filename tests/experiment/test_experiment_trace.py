@@ -145,7 +145,7 @@ def test_a_time_limit_is_read_between_pieces(clock):
 def test_no_stop_rule_trains_as_fit_does():
     # no passes/iterations/seconds: the estimator's own fit, one pass for a solver without `passes`
     assert iterations(trace(Steps(), X, Y, every=1000))[-1] == (100, True)
-    # and `passes: auto` resolved at begin (defaults.default_passes), as fit() trains
+    # and `passes` (None) resolved at begin (defaults.default_passes), as fit() trains
     rng = np.random.default_rng(0)
     Xs, ys = rng.normal(size=(300, 3)), np.repeat([-1.0, 1.0], 150)
     fitted = DSGClassifier(random_state=0).fit(Xs, ys)

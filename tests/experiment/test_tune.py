@@ -217,7 +217,7 @@ def test_successive_halving_stops_bad_settings_early(tmp_path):
 
 def test_without_stop_each_rung_trains_its_share_of_the_fit(tmp_path):
     # No `stop`: a rung trains the share rung_budgets gives it of the algorithm's own fit (here
-    # `passes: auto`), so a setting's iterations grow with the rung's budget, eta-fold per rung.
+    # `passes` None), so a setting's iterations grow with the rung's budget, eta-fold per rung.
     cfg = replace(config(algorithm={"name": "r-pegasos", "params": {"n_components": 16, "batch_size": 16}},
                          search={"C": {"log-uniform": [0.1, 10]}},
                          tune={"candidates": 3, "rungs": 2, "eta": 3, "refine": 0}), stop=StopConfig())

@@ -422,7 +422,7 @@ def test_the_package_sits_below_every_other_layer_and_reads_no_file_at_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     outside = [m for m in ast.literal_eval(out[0]) if m != "kernelbench.papers" and not m.startswith("kernelbench.papers.")]
     assert outside == ["kernelbench", "kernelbench.errors", "kernelbench.measures", "kernelbench.schema",
-                       "kernelbench.schema.declare", "kernelbench.schema.values"]
+                       "kernelbench.schema.declare", "kernelbench.schema.kinds", "kernelbench.schema.values"]
     assert out[1] == out[2] == "0"
 
 

@@ -152,7 +152,7 @@ def test_dsg_baselines_fit_dsgs_auto_passes(cls):
     if cls in (NormaRegressor, SVRGRFRegressor):
         y = X[:, 0] * X[:, 1] + np.sin(X[:, 0])
     m = cls(random_state=0).fit(X, y)
-    assert m.passes == "auto" and m.passes_ == 50.0 and m.n_iter_ == 50 * 4         # ⌈2000/4⌉ capped at 50
+    assert m.passes is None and m.passes_ == 50.0 and m.n_iter_ == 50 * 4         # ⌈2000/4⌉ capped at 50
     assert m.passes_ == DSGClassifier(batch_size=64, random_state=0).fit(X, np.sign(y - np.median(y))).passes_
     m = cls(passes=2, random_state=0).fit(X, y)
     assert m.passes_ == 2.0 and m.n_iter_ == 8
