@@ -1,5 +1,5 @@
 """Running a declared benchmark: each method's config built and validated (load_config with the
-benchmark's overrides, or config_from_dict for a peer), run once by run_experiment into
+benchmark's overrides, or config_from_dict for a peer), run once as a plan (experiment.plan) into
 <out>/runs, named `<benchmark>-<method>` and tagged with its role."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from kernelbench.config.sections import FILE_KEYS
 from kernelbench.data.synthetic import SHAPES, SyntheticSpec, write_files
 from kernelbench.errors import ConfigError, KernelbenchError
 from kernelbench.estimators import algorithms
-from kernelbench.experiment import run_experiment
+from kernelbench.experiment.plan import Plan, execute
 from kernelbench.results import final_rows, read_results
 
 from .declared import BENCHMARKS, Benchmark, Method
@@ -136,10 +136,10 @@ def replica_dataset(own: ExperimentConfig, options: BenchOptions) -> dict:
 
 
 def run_one(cfg: ExperimentConfig, options: BenchOptions, fresh_process: bool) -> Path | None:
-    """run_experiment of `cfg` into <out>/runs: here, or in a fresh process (its own peak memory)."""
+    """`cfg` run once into <out>/runs: here, or in a fresh process (its own peak memory)."""
     out = options.out / RUNS
     if not fresh_process:
-        return run_experiment(cfg, out_dir=out, quiet=options.quiet, command=list(options.command))
+        return _run_plan(cfg, out, options)
     context = multiprocessing.get_context("spawn")
     channel = context.Queue()
     child = context.Process(target=_run_child, args=(cfg, out, options, channel))
@@ -149,7 +149,11 @@ def run_one(cfg: ExperimentConfig, options: BenchOptions, fresh_process: bool) -
 
 
 def _run_child(cfg, out, options, channel):
-    channel.put(run_experiment(cfg, out_dir=out, quiet=options.quiet, command=list(options.command)))
+    channel.put(_run_plan(cfg, out, options))
+
+
+def _run_plan(cfg: ExperimentConfig, out: Path, options: BenchOptions) -> Path:
+    return execute(Plan((cfg,), out_dir=out), quiet=options.quiet, command=list(options.command))
 
 
 def final_row(folder: Path | None) -> dict:

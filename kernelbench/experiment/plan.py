@@ -1,7 +1,7 @@
 """What to run, as one value, and the one function that runs it.
 
-Every way of starting experiments -- `kernelbench run`, `grid`, `tune`, `sweep`, `reproduce`, a sweep
-point's own process (point.py) and kernelbench.api.run -- states what it wants as a `Plan` and hands
+Every way of starting experiments -- `kernelbench run`, `grid`, `tune`, `sweep`, `reproduce`, `bench`,
+a sweep point's own process (point.py) and kernelbench.api.run -- states what it wants as a `Plan` and hands
 it to `execute`, which validates the configs with the plan's overrides and starts the matching loop:
 run_experiment, grid_search or tune for one run, run_sweep for a sweep. How the result is shown (a
 summary, a progress bar, the command line recorded in run.json) stays with the caller.
@@ -26,7 +26,8 @@ MODES = ("run", "grid", "tune")
 
 @dataclass(frozen=True)
 class Plan:
-    """configs: config files, or one config as a dict (kernelbench.api.run); overrides: dotted keys
+    """configs: config files, one config as a dict (kernelbench.api.run), or one validated config
+    (a benchmark's, edited after validation); overrides: dotted keys
     applied to every config; points: a sweep's {dotted key: [values]} (the last key fastest), empty
     for one run; mode: the kind of one run (a sweep runs every point as `run`); deadline: a
     time.monotonic() value past which a sweep starts no point; processes: each sweep point its own
@@ -78,6 +79,12 @@ def execute(plan: Plan, *, command=None, quiet: bool = False, echo=print, confir
 def plan_config(plan: Plan) -> ExperimentConfig:
     """The plan's one config, validated with its overrides (and, with arrays, as their config)."""
     config = plan.configs[0]
+    if isinstance(config, ExperimentConfig):
+        # a config validated and then edited by its caller (a benchmark drops its grid and stages):
+        # run as it is, since overrides would re-validate it from its file and undo the edit
+        if plan.overrides or plan.arrays is not None:
+            raise ValueError("a validated config runs as it is: give its file or dict for overrides or arrays")
+        return config
     arrays = None if plan.arrays is None else "train" if plan.arrays.X_test is None else "train+test"
     if isinstance(config, (str, Path)):
         return load_config(config, overrides=plan.overrides, arrays=arrays)

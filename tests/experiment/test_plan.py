@@ -54,6 +54,19 @@ def test_a_sweep_plan_runs_each_point_its_overrides_recorded_as_points_of_one_va
         assert record.sweep == {"trials": 1, "dataset.n": n} and record.dataset["n_train"] == n
 
 
+def test_a_validated_config_edited_after_validation_runs_as_it_is(tmp_path):
+    from dataclasses import replace
+
+    from kernelbench.config import load_config
+    config = _config(tmp_path, grid={"step": [0.5, 1.0]})
+    cfg = replace(load_config(config, overrides={"trials": 1}), grid={})    # as a benchmark drops its grid
+    folder = execute(Plan(configs=(cfg,), out_dir=tmp_path / "out"), quiet=True)
+    rows = _rows(folder)
+    assert rows["params"].nunique() == 1 and set(rows["trial"]) == {0}   # one setting: the edit was kept
+    with pytest.raises(ValueError, match="runs as it is"):               # re-validating would undo the edit
+        execute(Plan(configs=(cfg,), overrides={"seed": 1}, out_dir=tmp_path / "out"), quiet=True)
+
+
 def test_a_plan_refuses_what_it_cannot_run(tmp_path):
     config = _config(tmp_path, grid={"step": [0.5, 1.0]}, then={"batch_size": [8, 16]}, cv=2)
     with pytest.raises(ValueError, match="plan mode"):
