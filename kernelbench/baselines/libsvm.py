@@ -36,7 +36,7 @@ PARAMETERS = declare(
 PARALLEL = declare(threads=THREADS.but(doc="cores oneDAL's solver and predictions use (0 = all cores)"))
 
 
-class _ExactSVM(Solver):
+class ExactSVM(Solver):
     """SVC/SVR behind the stepping protocol: step 1 solves the dual."""
     predicts_before_training = False       # no model until the dual is solved
     predict_parallelism = "rows"       # LIBSVM's predict releases the GIL, no shared scratch (base.py)
@@ -99,7 +99,7 @@ class _ExactSVM(Solver):
         return int(len(self.svm_.support_)) if hasattr(self.svm_, "support_") else 0
 
 
-class _ExactClassifierMixin(PerClassDecisionMixin):
+class ExactClassifierMixin(PerClassDecisionMixin):
     """Any number (≥ 2) of class labels, trained as their indices 0..k-1 (LIBSVM's one-vs-one for
     k > 2); decision_function is LIBSVM's: one column for two classes, one per class otherwise."""
 
@@ -113,15 +113,15 @@ class _ExactClassifierMixin(PerClassDecisionMixin):
         return self.classes_[self.svm_.predict(X).astype(int)]      # LIBSVM's one-vs-one vote
 
 
-class LibSVMClassifier(_ExactClassifierMixin, _ExactSVM):
+class LibSVMClassifier(ExactClassifierMixin, ExactSVM):
     parameters = PARAMETERS
 
 
-class LibSVMRegressor(RegressionMixin, _ExactSVM):
+class LibSVMRegressor(RegressionMixin, ExactSVM):
     parameters = PARAMETERS
 
 
-class ParallelSVMClassifier(_ExactClassifierMixin, _ExactSVM):
+class ParallelSVMClassifier(ExactClassifierMixin, ExactSVM):
     parameters = declare(PARAMETERS, PARALLEL)
     engine = "onedal"
     predict_parallelism = "internal"   # oneDAL threads its own predictions on `threads` cores
@@ -129,7 +129,7 @@ class ParallelSVMClassifier(_ExactClassifierMixin, _ExactSVM):
                    "solver's tolerance (parallel sums in another order)")
 
 
-class ParallelSVMRegressor(RegressionMixin, _ExactSVM):
+class ParallelSVMRegressor(RegressionMixin, ExactSVM):
     parameters = declare(PARAMETERS, PARALLEL)
     engine = "onedal"
     predict_parallelism = "internal"

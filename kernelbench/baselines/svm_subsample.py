@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from kernelbench.baselines.libsvm import PARAMETERS, _ExactClassifierMixin, _ExactSVM
+from kernelbench.baselines.libsvm import PARAMETERS, ExactClassifierMixin, ExactSVM
 from kernelbench.params import NONE, POSITIVE, THREADS, Choice, Integer, declare, param
 from kernelbench.algorithms import register_algorithm
 from kernelbench.solvers.base import BudgetExceededError, as_dense
@@ -71,7 +71,7 @@ def timed_fit(estimator, path: str, m: int, limit: float) -> tuple:
         child.join()
 
 
-class SubsampleSVMClassifier(_ExactClassifierMixin, _ExactSVM):
+class SubsampleSVMClassifier(ExactClassifierMixin, ExactSVM):
     parameters = declare(
         {k: v for k, v in PARAMETERS.items() if k != "epsilon"},
         engine=param("libsvm", "the exact solver: libsvm (scikit-learn's SVC, one thread) or onedal "

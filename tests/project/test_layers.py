@@ -218,3 +218,26 @@ def test_only_the_cli_imports_typer():
 def test_the_layer_map_names_real_modules():
     assert all(any(m == key or m.startswith(key + ".") for m in MODULES) for key in LAYERS), \
         [k for k in LAYERS if not any(m == k or m.startswith(k + ".") for m in MODULES)]
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """A name with a leading underscore is its module's own: another module that needs it needs a
+    public name (compiled cores, `_dsg` and the like, are modules, not names)."""
+    found = []
+    for name, path in MODULES.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            if not base.startswith("kernelbench"):
+                continue
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and target not in MODULES and target not in COMPILED:
+                    found.append(f"{name}:{node.lineno} imports {target}")
+    assert not found, found
