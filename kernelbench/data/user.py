@@ -138,9 +138,7 @@ def user_file_format(path, key: str = "dataset.path", *, member: str | None = No
     the file inside a zip: `member`, else read from the archive) -- at config time and at load time
     alike; a suffix of a format kernelbench does not read is a refusal naming `key`."""
     path = Path(path)
-    if member is None and compression_of(path) == "zip":
-        member = _zip_member(path)
-    fmt = _suffix_format(path, member)
+    fmt = infer_format(path) if member is None else _suffix_format(path, member)
     if fmt is None:
         fail(key, f"cannot tell the format of {path.name} from its suffix, and it is not one kernelbench reads; "
                   f"convert the file to {', '.join(FILE_FORMATS)}, or set dataset.format if the suffix misleads")

@@ -16,8 +16,9 @@ With `processes`, every point is its own `python -m kernelbench.experiment.point
 the point run as `kernelbench run` runs it, the point's values as overrides, glibc's mmap threshold
 fixed so that resident memory follows what is allocated), so that run.json's `peak_memory_mb` and the
 rows' `train_memory_mb` are that point's own and a point can be held to an address-space limit and a
-wall-clock limit; a point past them gets a final row saying so (status failed, `counters.stopped`). A line of points (the last key's values, e.g. growing
-training sizes) ends at its first point that reaches a limit (`stop_reason`): the rest are not run.
+wall-clock limit; a point past them gets a final row saying so (status failed, `counters.stopped`). A
+line of points (the last key's values, e.g. growing training sizes) ends at its first point that
+reaches a limit (`stop_reason`): the rest are not run.
 
 With `resume` (`kernelbench reproduce` runs the papers' sweeps so, `sweep --resume`), a point whose
 run folder of the same config and swept values is finished is kept, not run again, and an
