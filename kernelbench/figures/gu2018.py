@@ -147,6 +147,10 @@ def test_time(df):
             ax.plot(seconds.index, seconds.to_numpy(), color=color, marker=marker, ms=3, lw=1.2,
                     label=f"{LABELS[algorithm]} ({int(size)} {unit})")
         _label_panel(ax, name, part, "number of testing samples", "testing time (s)")
+        # log axes: the methods' times differ up to 100x, and on a linear axis the slowest one flattens the
+        # others into one line; on log axes each method is a line of slope 1, its height its cost per row
+        log_scale(ax, "x")
+        log_scale(ax, "y")
         # each panel's methods are labelled with their own model size: a legend under each panel
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
     fig.tight_layout()

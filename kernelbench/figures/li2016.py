@@ -88,8 +88,8 @@ def objective_vs_time_mnist8m(df: pd.DataFrame):
 
 def table3(df: pd.DataFrame) -> pd.DataFrame:
     """dataset × algorithm: training error (mean over trials) at the last evaluation within the
-    time LIBSVM took to converge on that dataset (Li & Póczos Table 3), plus LIBSVM's own; the runs
-    tagged for Table 3 (kernel SVMs: hinge loss), never Fig. 1's logistic ones."""
+    time LIBSVM took to converge on that dataset (the mean of its trials; Li & Póczos Table 3), plus
+    LIBSVM's own; the runs tagged for Table 3 (kernel SVMs: hinge loss), never Fig. 1's logistic ones."""
     rows = _lp_rows(df, "table3")
     if rows.empty or "train_error" not in rows:
         return pd.DataFrame()
@@ -99,9 +99,9 @@ def table3(df: pd.DataFrame) -> pd.DataFrame:
         lib = part[part["algorithm"] == "libsvm"]
         if lib.empty:
             continue
-        limit = float(lib["train_seconds"].max())
-        entry = {"libsvm": float(lib.sort_values("train_seconds")["train_error"].iloc[-1]),
-                 "libsvm_seconds": limit}
+        final = lib.sort_values("train_seconds").groupby("trial").tail(1)
+        limit = float(final["train_seconds"].mean())    # the mean of its trials, as the report's rows read it
+        entry = {"libsvm": float(final["train_error"].mean()), "libsvm_seconds": limit}
         for algorithm in ALGORITHMS:
             alg = part[(part["algorithm"] == algorithm) & (part["train_seconds"] <= limit)]
             if alg.empty:

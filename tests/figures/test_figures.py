@@ -173,6 +173,7 @@ def test_gu_figures_split_fig1_curves_test_time_and_fig2_by_tags(tmp_path):
     assert legend(curves) == ["AsyDSSKL (1 trial)"]               # nor is Li & Poczos' DSG
     times = gu2018.test_time(df)
     assert titles(times) == ["(a) Covtype B: 20k SUBSET"] and legend(times) == ["AsyDSSKL (100 features)"]
+    assert (times.axes[0].get_xscale(), times.axes[0].get_yscale()) == ("log", "log")   # ratios readable
     assert speedup(df) is None                                     # no run tagged fig2
 
 
@@ -223,17 +224,18 @@ def test_dai_figure_draws_only_its_tagged_runs(tmp_path):
 
 
 def test_li_poczos_table3_reads_only_its_kernel_svm_runs(tmp_path):
-    """Table 3 compares kernel SVMs: the hinge-loss runs tagged table3, read at LIBSVM's time; Fig. 1's
-    logistic runs on the same set (tagged fig1) never enter it."""
+    """Table 3 compares kernel SVMs: the hinge-loss runs tagged table3, read at LIBSVM's time (the mean
+    of its trials, as the report reads it: 10 s, not its slower trial's 12 s); Fig. 1's logistic runs on
+    the same set (tagged fig1) never enter it."""
     lp = {"paper": "li2016", "panel": "CIFAR-10"}
-    make_run(tmp_path, "cifar10_libsvm_li2016", {**lp, "figure": "table3"},
-             rows=[{"dataset": "cifar10", "algorithm": "libsvm", "train_seconds": 10.0, "train_error": 0.386,
-                    "final": 1}])
-    for trial, errors in enumerate([(0.5, 0.41, 0.30), (0.5, 0.39, 0.30)]):   # the last point is after 10 s
+    make_run(tmp_path, "cifar10_libsvm_li2016", {**lp, "figure": "table3"},     # two trials: 8 s and 12 s
+             rows=[{"dataset": "cifar10", "algorithm": "libsvm", "trial": trial, "train_seconds": seconds,
+                    "train_error": 0.386, "final": 1} for trial, seconds in enumerate((8.0, 12.0))])
+    for trial, errors in enumerate([(0.5, 0.41, 0.30), (0.5, 0.39, 0.30)]):   # the last point: 11 s > 10 s
         make_run(tmp_path, f"cifar10_cdsg_li2016_table3_{trial}", {**lp, "figure": "table3"},
                  rows=[{"dataset": "cifar10", "algorithm": "cdsg", "trial": trial, "iteration": i,
                         "train_seconds": s, "train_error": e, "final": int(i == 2)}
-                       for i, (s, e) in enumerate(zip((1.0, 9.0, 20.0), errors))])
+                       for i, (s, e) in enumerate(zip((1.0, 9.0, 11.0), errors))])
     make_run(tmp_path, "cifar10_dsg_li2016", {**lp, "figure": "fig1"},                   # Fig. 1: logistic
              rows=[{"dataset": "cifar10", "algorithm": "dsg", "train_seconds": 1.0, "train_error": 0.2,
                     "objective": 1.0, "final": 1}])
