@@ -25,7 +25,8 @@ claim such as "no cost in accuracy"; margin `sd` is one standard deviation of th
 a paper that calls differences below it no difference;
 `time_to`: the time a needs to reach every b's final value (per trial, from its curve; less a `margin` on
 the worse side, say to a "satisfactory" value) is at least `at_least` times shorter than b's whole training
-time: a speed ratio at equal accuracy.
+time: a speed ratio at equal accuracy; or, with `value` instead, shorter than `value` seconds (value_why
+says where the number comes from), as in "satisfactory in less than 5 minutes".
 Two compare the claim's sets, each set's mean of a's runs one point:
 `extreme`: the set `on_set` has the largest (direction higher) or smallest (lower) mean;
 `correlation`: Spearman's rank correlation of the metric with `against` over the sets ≥ `value`."""
@@ -43,7 +44,8 @@ TEST_KEYS = {
     "growth": (("metric", "a", "at_most"), ()),
     "bound": (("metric", "a", "direction"), ("value", "value_why", "than", "at", "per")),
     "no_worse": (("metric", "a", "b", "margin", "margin_why"), ("direction", "at", "when", "per")),
-    "time_to": (("metric", "a", "b", "at_least"), ("direction", "at_least_why", "margin", "margin_why")),
+    "time_to": (("metric", "a", "b"), ("at_least", "value", "value_why", "direction", "at_least_why", "margin",
+                                       "margin_why")),
     "extreme": (("metric", "a", "direction", "on_set"), ()),
     "correlation": (("metric", "a", "against", "value", "value_why"), ()),
 }
@@ -185,7 +187,18 @@ def read_claim_test(raw, path: str) -> ClaimTest:
         fail(f"{path}.value", f"expected a rank correlation in [-1, 1], got {show(raw['value'])}")
     if kind == "bound":
         _bound_rules(given, values, path)
+    if kind == "time_to":
+        _time_to_rules(given, path)
     return ClaimTest(**values)
+
+
+def _time_to_rules(given: set, path: str):
+    """A time_to test bounds the time to the target by b's training time (at_least) or by stated seconds."""
+    if ("at_least" in given) == ("value" in given):
+        fail(path, "a time_to test needs exactly one of at_least (a factor on b's training time) and value "
+                   "(stated seconds, with value_why)")
+    if "value" in given and "value_why" not in given:
+        fail(path, "a time_to test with a value needs value_why: where the number comes from")
 
 
 def _bound_rules(given: set, values: dict, path: str):

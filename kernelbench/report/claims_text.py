@@ -59,8 +59,9 @@ def described_test(claim: Claim) -> str:
                  f"{at}{per} (margin: {test.margin_why})")
     elif test.kind == "time_to":
         within = f" within {test.margin:g} (margin: {test.margin_why})" if test.margin else ""
-        words = (f"seconds {test.a} needs to reach the final {test.metric} of {others}{within} at least "
-                 f"{test.at_least:g}× shorter than theirs")
+        bound = (f"at least {test.at_least:g}× shorter than theirs" if test.value is None
+                 else f"shorter than {test.value:g} s ({test.value_why})")
+        words = f"seconds {test.a} needs to reach the final {test.metric} of {others}{within} {bound}"
     elif test.kind == "bound":
         than = (f"{test.value:g} ({test.value_why})" if test.than is None
                 else f"{test.than} of the same runs")

@@ -125,7 +125,7 @@ def _target(test, b: Selector, final: float, target: float) -> str:
 
 def _time_to(claim: Claim, case: SetRuns, rows_by_method: dict) -> tuple[str, str]:
     """(outcome, measurement) of a time_to test: per b, the seconds a's trials need to reach b's
-    final mean against b's training seconds, at least `at_least` times shorter."""
+    final mean against b's training seconds, at least `at_least` times shorter (or against `value` s)."""
     test = claim.test
     outcomes, texts = [], []
     for b in test.b:
@@ -137,6 +137,13 @@ def _time_to(claim: Claim, case: SetRuns, rows_by_method: dict) -> tuple[str, st
         if missed:
             outcomes.append(FAILS)
             texts.append(f"{test.a} never reached {_target(test, b, final, target)} in {missed} trial(s)")
+            continue
+        if test.value is not None:      # the time to the target against stated seconds
+            d = compare(Sample.of([test.value], exact=True), reached)
+            outcome = {ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
+            outcomes.append(outcome)
+            texts.append(f"{test.a} reached {_target(test, b, final, target)} in {number(reached.mean)} s "
+                         f"{_relation(reached.mean, test.value)} {test.value:g} s{_noise_words(d, outcome)}")
             continue
         d = compare(spent, reached.scaled(test.at_least), names=(str(b), str(test.a)))
         outcome = {ABOVE: HOLDS, EQUAL: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)

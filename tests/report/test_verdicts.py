@@ -602,3 +602,20 @@ def test_time_to_a_satisfactory_value_allows_the_margin_on_the_worse_side():
     verdict = judge_claim(claim(test), runs)
     assert verdict.verdict == "within noise"        # libsvm's one trial: a time's spread is unknown
     assert "cdsg reached 17 (libsvm's final train_error 15 + 2) in 4 s" in verdict.measurement
+
+
+def test_time_to_against_stated_seconds_reads_the_time_to_the_target_not_the_whole_run():
+    """"satisfactory ... (less than 5 minutes)": the seconds a needs to reach b's final value (with the
+    margin) against the stated ones; a run that never gets there fails, however short it is."""
+    test = ClaimTest("time_to", "train_error", Selector("cdsg"), (Selector("libsvm"),), direction="lower",
+                     value=6.0, value_why="less than 6 s", margin=2.0, margin_why="the paper's satisfactory gap")
+    def runs(curve, final=0.15):
+        return frame(cells("a9a", "cdsg", [final, final], metric="train_error", curve=curve),
+                     cells("a9a", "libsvm", [0.15, 0.15], metric="train_error"))
+    soon = judge_claim(claim(test), runs([(2.0, 0.30), (4.0, 0.17), (8.0, 0.155)]))
+    assert soon.verdict == "holds" and "cdsg reached 17 (libsvm's final train_error 15 + 2) in 4 s < 6 s" \
+        in soon.measurement
+    assert judge_claim(claim(test), runs([(2.0, 0.30), (7.0, 0.17)])).verdict == "does not hold"
+    never = judge_claim(claim(test), runs([(1.0, 0.30)], final=0.30))      # a 2 s run that never gets there
+    assert never.verdict == "does not hold" and "never reached" in never.measurement
+    assert "shorter than 6 s (less than 6 s)" in described_test(claim(test))
