@@ -23,7 +23,8 @@ no write conflicts. The gradient is kept as g = −e + Σ_w G_w over P parts, ne
   "atomic": P = 1, each G_j += δ q_j a lock-free atomic read-modify-write (`omp atomic`, as the
     authors' code does): nothing lost, but a locked op per entry, costlier than per_thread's plain stores.
   "racy": P = 1, plain adds: two threads adding to the same entry at the same instant can lose one
-    add (with C = 32 a lost add can be ~10), so g may drift from Qα − e until it is recomputed.
+    add (with C = 32 a lost add can be ~10), so g may drift from Qα − e until it is recomputed;
+    the Python side switches `atomic` on when the drift of a pass reaches the KKT violation left.
 In every mode readers may see stale values (the bounded-delay setting of the analysis); on x86-64
 aligned 8-byte loads and stores are atomic, so a reader never sees a torn double. Thread t sweeps
 starting at its own block (t·n/p), so concurrent sweeps run at different offsets. The Python side

@@ -143,14 +143,27 @@ def test_two_threads_still_converge(gradient_update, partition):
     d = ref.dual_objective(Q, est.alpha_)
     g = Q @ est.alpha_ - 1.0
     violation = np.max(np.abs(ref.projected_gradient(est.alpha_, g, C)))
-    if gradient_update == "racy":
-        assert d == pytest.approx(d_qp, rel=1e-4)
-        assert violation <= 1e-2
-        return
-    assert est.converged_               # no update can be lost: only float32 rounding of Q rows
-    assert est.gradient_drift_ < 1e-5
+    assert est.converged_
+    if gradient_update != "racy":       # no update can be lost: only float32 rounding of Q rows
+        assert est.gradient_drift_ < 1e-5
     assert d == pytest.approx(d_qp, rel=1e-5)
     assert violation <= 1e-4 + 1e-7
+
+
+@pytest.mark.slow
+def test_lock_free_plain_adds_reach_the_optimum_in_every_fit():
+    """A lost add makes a later step wrong by its size, and that step's adds can be lost in turn:
+    with threads truly in parallel on 200 rows, 13 of 50 fits that only recomputed the gradient
+    every pass ended at 0.65-0.98 of the optimal dual after 2,000 passes. Once a pass loses as much
+    as the violation left, the adds become atomic, so every fit reaches the QP optimum. (A machine
+    that runs the two threads one after the other loses no add and passes either way.)"""
+    X, y = _moons(200, seed=2)
+    Q, _, d_qp = _qp_truth(X, y, 1.0, 1.0)
+    for fit in range(20):
+        est = AsyGCDClassifier(C=1.0, gamma=1.0, tol=1e-4, threads=2, passes=2000,
+                               gradient_update="racy", random_state=fit).fit(X, y)
+        assert est.converged_, fit
+        assert ref.dual_objective(Q, est.alpha_) == pytest.approx(d_qp, rel=1e-5), fit
 
 
 def test_lock_free_plain_adds_have_their_gradient_recomputed_every_pass():
