@@ -36,6 +36,11 @@ class Measure:
     first_trial: bool = False   # read on each run's first trial only: a process's later trials reuse the
                                 # memory its first left resident, and read less than training allocates
 
+    @property
+    def reads_time(self) -> bool:
+        """A time, or a number computed from times: its value depends on the machine's state."""
+        return self.unit == "s" or self.source.endswith("_seconds")
+
 
 MEASURES = {m.name: m for m in (
     Measure("test_error", "percent", "%", "lower", "error rate on the test part", "test_error"),

@@ -9,7 +9,8 @@ fewer rows than the claim's scale; not comparable when the test misses only betw
 both sit at the constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or
 both make no test error: an ordering between classifiers that learned nothing (or tie at perfect)
 means nothing. With `at: seconds:…`, a method with no model by then is behind only while its first
-model comes later than LATE_FACTOR times that; sooner, the two tie in time.
+model comes later than LATE_FACTOR times that; sooner, the two tie in time. A test that reads times
+compares only runs started within SESSION_HOURS of each other; others leave the set untested.
 
 The verdict is decided on the paper's own sets: with quantifier all it holds when every tested set
 holds and does not hold when one fails; with most it holds on more than half, and does not hold when
@@ -24,6 +25,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from kernelbench.measures import measure
 from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
 from .noise import (ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, correlation_against, slope_against,
@@ -40,6 +42,10 @@ FLOOR_POINTS = 0.5
 # A rival without a model at a claim's time is behind only when its first model comes later than
 # this factor times that time: "well past" it; sooner, a model a moment later is a tie in time
 LATE_FACTOR = 2.0
+# The same code re-run on this machine hours apart took 1.02-1.13x the seconds; a week apart the same
+# exact LIBSVM fits took 2.3-3.4x. Times compare between runs of one sitting only: a test that reads
+# times refuses compared runs that started further apart than this
+SESSION_HOURS = 12.0
 
 
 def _relation(x: float, y: float) -> str:
@@ -241,6 +247,24 @@ def _below_scale(claim: Claim, case: SetRuns, rows_by_method: dict) -> None:
         raise Untested(f"ran at {largest}; the claim speaks of ≥ {claim.scale_rows:,} rows ({claim.scale_why})")
 
 
+def _reads_time(test) -> bool:
+    found, argument = measure(test.metric)
+    return (found.reads_time or argument.endswith("_seconds") or test.at != "final"
+            or test.kind in ("time_to", "speedup"))
+
+
+def _one_sitting(claim: Claim, rows_by_method: dict) -> None:
+    """Untested when a test that reads times compares runs started more than SESSION_HOURS apart."""
+    if not _reads_time(claim.test):
+        return
+    started = pd.to_datetime(pd.concat([rows["started"] for rows in rows_by_method.values() if "started" in rows]),
+                             utc=True, errors="coerce").dropna()
+    if len(started) and started.max() - started.min() > pd.Timedelta(hours=SESSION_HOURS):
+        raise Untested(f"the compared runs started {started.min():%Y-%m-%d %H:%M} to {started.max():%Y-%m-%d %H:%M} "
+                       f"UTC, over {SESSION_HOURS:g} h apart: times of different days do not compare (re-run every "
+                       "compared method in one sitting)")
+
+
 def _test_set(claim: Claim, case: SetRuns) -> tuple[str, str]:
     """(outcome, measurement) of the claim's test on one set; Untested when it cannot run."""
     test = claim.test
@@ -251,6 +275,7 @@ def _test_set(claim: Claim, case: SetRuns) -> tuple[str, str]:
         methods = [test.a, *test.b]
     rows_by_method = {m: case.final_rows(m) for m in methods}
     _below_scale(claim, case, rows_by_method)
+    _one_sitting(claim, rows_by_method)
     if test.kind == "growth":
         return _growth(claim, case, rows_by_method, metric)
     if test.kind == "time_to":

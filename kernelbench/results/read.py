@@ -120,8 +120,9 @@ def run_frame(run_dir, record: RunRecord | None = None):
     config as JSON text, "" when there is no run.json), `n_train` (the training rows it used),
     `sweep` (a sweep point's swept values as JSON text, "" otherwise), `peak_memory_mb` (the
     run's process; a point's own when the sweep ran it as a process), `replica` (the synthetic
-    replica read in place of the data set, RunRecord.replica; "" for the data set itself) and
-    `determinism` (what re-running with the same seed gives, "" when unrecorded)."""
+    replica read in place of the data set, RunRecord.replica; "" for the data set itself),
+    `determinism` (what re-running with the same seed gives, "" when unrecorded) and `started`
+    (when the run began, UTC ISO 8601; "" when unrecorded)."""
     if record is None:
         try:
             record = RunRecord.load(run_dir)
@@ -136,6 +137,7 @@ def run_frame(run_dir, record: RunRecord | None = None):
     frame["peak_memory_mb"] = float(record.peak_memory_mb) if record.peak_memory_mb is not None else float("nan")
     frame["replica"] = record.replica
     frame["determinism"] = record.determinism or ""
+    frame["started"] = record.started or ""
     return frame
 
 
