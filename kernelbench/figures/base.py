@@ -12,6 +12,7 @@ from typing import Callable
 
 import json
 import math
+import re
 
 import matplotlib.pyplot as plt  # heavy: only where a figure is drawn
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
@@ -93,15 +94,33 @@ def panel_grid(count: int, width: float, height: float, *, columns: int = 4):
     return fig, flat[:count]
 
 
+_COUNTED = re.compile(r"(.*) \((\d+) trials?\)")
+
+
+def _with_trials(name: str, counts: set | None) -> str:
+    if not counts:
+        return name
+    low, high = min(counts), max(counts)
+    if low == high:
+        return f"{name} ({low} trial{'s' if low > 1 else ''})"
+    return f"{name} ({low}–{high} trials)"
+
+
 def legend_below(fig, axes, *, columns: int = 4) -> None:
     """One legend for all the panels, below them, where it covers no data; the panels laid out above
-    it. Each label once (a method absent from the first panel still gets its entry)."""
-    handles, labels = [], []
+    it. Each label once (a method absent from the first panel still gets its entry); a method whose
+    panels counted different trials gets one entry with their range, "dsg (3–10 trials)"."""
+    handles, labels, counts = [], [], {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
-            if label not in labels:
+            counted = _COUNTED.fullmatch(label)
+            name = counted.group(1) if counted else label
+            if counted:
+                counts.setdefault(name, set()).add(int(counted.group(2)))
+            if name not in labels:
                 handles.append(handle)
-                labels.append(label)
+                labels.append(name)
+    labels = [_with_trials(name, counts.get(name)) for name in labels]
     if not labels:
         fig.tight_layout()
         return

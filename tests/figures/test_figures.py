@@ -357,3 +357,18 @@ def test_palette_png_keeps_the_picture_in_fewer_bytes(tmp_path):
     # the same picture: each pixel's colour moves by a few levels at most on average
     diff = np.abs(np.asarray(a.convert("RGB"), dtype=int) - np.asarray(b.convert("RGB"), dtype=int))
     assert diff.mean() < 2
+
+
+def test_one_legend_entry_per_method_with_the_range_of_its_panels_trials():
+    """Panels of one figure may count different trials for a method (runs re-run at 10 trials where
+    3 left an ordering within noise): the shared legend names the method once, with the range."""
+    import matplotlib.pyplot as plt
+    from kernelbench.figures.base import legend_below
+    fig, axes = plt.subplots(1, 3)
+    for ax, n in zip(axes, (3, 10, 3)):
+        ax.plot([1, 2], [1, 2], color="C0", label=f"dsg ({n} trials)")
+        ax.plot([1, 2], [2, 1], color="C1", label="cdsg (1 trial)")
+        ax.plot([1, 2], [2, 2], color="C2", label="libsvm")
+    legend_below(fig, list(axes))
+    assert legend(fig) == ["dsg (3–10 trials)", "cdsg (1 trial)", "libsvm"]
+    plt.close(fig)
