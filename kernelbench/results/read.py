@@ -121,8 +121,8 @@ def run_frame(run_dir, record: RunRecord | None = None):
     `sweep` (a sweep point's swept values as JSON text, "" otherwise), `peak_memory_mb` (the
     run's process; a point's own when the sweep ran it as a process), `replica` (the synthetic
     replica read in place of the data set, RunRecord.replica; "" for the data set itself),
-    `determinism` (what re-running with the same seed gives, "" when unrecorded) and `started`
-    (when the run began, UTC ISO 8601; "" when unrecorded)."""
+    `determinism` (what re-running with the same seed gives, "" when unrecorded), `started`
+    (when the run began, UTC ISO 8601) and `processor` (run.json's machine; "" when unrecorded)."""
     if record is None:
         try:
             record = RunRecord.load(run_dir)
@@ -138,6 +138,8 @@ def run_frame(run_dir, record: RunRecord | None = None):
     frame["replica"] = record.replica
     frame["determinism"] = record.determinism or ""
     frame["started"] = record.started or ""
+    machine = record.machine if isinstance(record.machine, dict) else {}
+    frame["processor"] = machine.get("processor") or ""
     return frame
 
 

@@ -622,9 +622,10 @@ def test_time_to_against_stated_seconds_reads_the_time_to_the_target_not_the_who
 
 
 def test_times_compare_only_between_runs_of_one_sitting():
-    """The same exact fits took 2.3-3.4x longer one day than a week later on one machine: a test that
-    reads times leaves a set untested when its compared runs started further apart than SESSION_HOURS;
-    a test that reads errors at the end of the runs does not mind when they ran."""
+    """The same exact fits took 2.3-3.4x longer on one lent machine than a week later on another: a
+    test that reads times leaves a set untested when its compared runs started further apart than
+    SESSION_HOURS, or ran on different processors; a test that reads errors at the end of the runs
+    does not mind when or where they ran."""
     def runs(later):
         return frame(cells("a9a", "cdsg", [10.0, 10.5, 9.5], metric="train_seconds").assign(started=later),
                      *(cells("a9a", m, [20.0, 21.0, 19.0], metric="train_seconds") for m in ("dsg", "udsg"))
@@ -634,6 +635,11 @@ def test_times_compare_only_between_runs_of_one_sitting():
     apart = judge_claim(faster, runs("2026-12-05T09:00:00+00:00"))
     assert apart.verdict == "not testable here"
     assert "started 2026-11-28 09:00 to 2026-12-05 09:00 UTC, over 12 h apart" in apart.measurement
+    elsewhere = runs("2026-11-28T15:00:00+00:00").assign(processor="AMD EPYC")
+    elsewhere.loc[elsewhere["algorithm"] == "cdsg", "processor"] = "Intel(R) Xeon(R) Processor @ 2.80GHz"
+    apart = judge_claim(faster, elsewhere)
+    assert apart.verdict == "not testable here"
+    assert "ran on different processors (AMD EPYC; Intel(R) Xeon(R) Processor @ 2.80GHz)" in apart.measurement
     errors = frame(cells("a9a", "cdsg", [0.10]).assign(started="2026-12-05T09:00:00+00:00"),
                    cells("a9a", "dsg", [0.20]), cells("a9a", "udsg", [0.20])).fillna({"started": "2026-11-28T09:00:00"})
     assert judge_claim(claim(order()), errors).verdict == "holds"
