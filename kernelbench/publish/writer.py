@@ -38,7 +38,8 @@ PUBLISHED_MAX_BYTES = 14_000_000    # bytes under results/published plus REPRODU
 #   Geng et al.'s memory panel (45 points, one process each) and Glasmachers & Qaadan's runs on the
 #   SUSY replica pass 10 MB; Li & Poczos' Table 3 runs at 3 trials (15 runs, up to 50 evaluations a
 #   trial's curve) take 1.0 MB, 0.7 MB more than at one trial: 11.7 MB; 15 of Li & Poczos' runs at 10
-#   trials (orderings 3 trials left within noise) and Geng et al.'s SUSY/HEPMASS sweeps at 3: 12.8 MB
+#   trials (orderings 3 trials left within noise) and Geng et al.'s SUSY/HEPMASS sweeps at 3: 12.8 MB;
+#   14 of Dai et al.'s runs at 10 trials: 13.5 MB
 
 
 def _same_text(path: Path, text: str) -> bool:
