@@ -56,7 +56,8 @@ PARAMETERS = declare(
         "atomic = lock-free atomic adds to one vector (the authors' code; no update lost, but a "
         "locked op per entry, more CPU per update than per_thread); racy = plain adds to one vector (a "
         "concurrent add can be lost; the gradient is recomputed from α after every pass, and once a "
-        "pass loses as much as the KKT violation left, the adds become atomic). 1 thread: plain adds", Choice("per_thread", "atomic", "racy")),
+        "pass loses as much as the KKT violation left, the adds become atomic). 1 thread: plain adds",
+        Choice("per_thread", "atomic", "racy")),
     storage=param("auto", "training data layout for kernel rows: dense feature-major, CSR, or auto (CSR "
                           "below 30% nonzeros)", Choice("auto", "dense", "sparse")),
     max_samples=param(1_000_000, "training sets larger than this are skipped (a pass costs O(n²·d): one "

@@ -131,7 +131,7 @@ def test_two_threads_still_converge(gradient_update, partition):
     behaves like block coordinate descent), but it must reach the QP optimum either way.
     Lock-free ("racy") adds can be lost while the other thread writes the same gradient entry;
     how many depends on how the threads interleave; the gradient is recomputed from α after every
-    pass, so the drift stays one pass's lost adds. What holds whatever the scheduling is the
+    pass, and the adds become atomic once a pass loses as much as the violation left. What holds whatever the scheduling is the
     objective: the dual value reached is the QP optimum's, and the exact gradient nearly satisfies KKT."""
     X, y = _moons(200, seed=2)
     gamma, C = 1.0, 1.0
