@@ -36,11 +36,6 @@ class Measure:
     first_trial: bool = False   # read on each run's first trial only: a process's later trials reuse the
                                 # memory its first left resident, and read less than training allocates
 
-    @property
-    def reads_time(self) -> bool:
-        """A time, or a number computed from times: its value depends on the machine's state."""
-        return self.unit == "s" or self.source.endswith("_seconds")
-
 
 MEASURES = {m.name: m for m in (
     Measure("test_error", "percent", "%", "lower", "error rate on the test part", "test_error"),
@@ -81,6 +76,13 @@ MEASURES = {m.name: m for m in (
 # The measures a claim may compare (a claim reads a time by its test's `at`, not by at_seconds)
 CLAIM_MEASURES = tuple(name for name, m in MEASURES.items() if m.read != "at_time")
 AT_TIME_ERRORS = ("test_error", "train_error")
+
+
+def reads_time(metric: str) -> bool:
+    """Whether the metric is a time, or a number computed from times (a family's argument may name
+    the timed column: counter:maintenance_seconds): its value depends on the machine it ran on."""
+    found, argument = measure(metric)
+    return found.unit == "s" or found.source.endswith("_seconds") or argument.endswith("_seconds")
 
 
 def measure(metric: str, allowed=tuple(MEASURES)) -> tuple[Measure, str]:

@@ -97,7 +97,9 @@ def panel_grid(count: int, width: float, height: float, *, columns: int = 4):
 _COUNTED = re.compile(r"(.*) \((\d+) trials?\)")
 
 
-def _with_trials(name: str, counts: set | None) -> str:
+def with_trials(name: str, *counts: int) -> str:
+    """A legend label with the trials its line averages, "dsg (3 trials)"; several counts (panels that
+    counted differently) as their range, "dsg (3–10 trials)"; no count: the name alone."""
     if not counts:
         return name
     low, high = min(counts), max(counts)
@@ -120,7 +122,7 @@ def legend_below(fig, axes, *, columns: int = 4) -> None:
             if name not in labels:
                 handles.append(handle)
                 labels.append(name)
-    labels = [_with_trials(name, counts.get(name)) for name in labels]
+    labels = [with_trials(name, *counts.get(name, ())) for name in labels]
     if not labels:
         fig.tight_layout()
         return

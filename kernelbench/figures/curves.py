@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from kernelbench.figures.base import ALGORITHM_STYLE, legend_below, log_scale
+from kernelbench.figures.base import ALGORITHM_STYLE, legend_below, log_scale, with_trials
 
 AXIS_LABELS = {"train_seconds": "training time (s)", "samples_seen": "samples seen", "objective": "objective",
                "test_error": "test error", "train_error": "training error", "test_mse": "test MSE",
@@ -53,7 +53,7 @@ def method_curves(rows, panels, *, title: str = ""):
             lone = len(curve) == 1
             ax.plot(curve[x], curve[y], color=colour, marker=marker, ms=7 if lone else 3, lw=1.3,
                     ls="none" if lone else "-",
-                    label=f"{method} ({trials[method]} trial{'s' if trials[method] > 1 else ''})")
+                    label=with_trials(method, trials[method]))
         values = [c for c in by_method.values() if not c.empty]
         if _wide(pd.concat([c[x] for c in values])):
             log_scale(ax, "x")

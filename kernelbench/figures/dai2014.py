@@ -26,6 +26,7 @@ from kernelbench.figures.base import (
     peer_label,
     published_values,
     register_figure,
+    with_trials,
 )
 from kernelbench.results import tagged
 
@@ -63,7 +64,6 @@ def _draw(ax, part, x, y, logx):
         for setting, rows in configurations(of_algorithm):
             # trials of one run, plus runs of the same config with other --seed values
             trials = len(rows[["run_id", "trial"]].drop_duplicates()) if {"run_id", "trial"} <= set(rows) else 1
-            counted = f"({trials} trial{'s' if trials > 1 else ''})"
             curve = rows.groupby(x)[y].mean()
             curve = curve[curve.index > 0] if logx else curve
             if curve.empty:
@@ -74,7 +74,7 @@ def _draw(ax, part, x, y, logx):
                 continue
             peer = is_peer(rows)
             ax.plot(curve.index, curve.values, color=color, marker=marker, ms=3, lw=1.2, ls=":" if peer else "-",
-                    label=f"{peer_label(algorithm) if peer else algorithm}{setting} {counted}")
+                    label=with_trials(f"{peer_label(algorithm) if peer else algorithm}{setting}", trials))
 
 
 def _skipped_note(ax, df, name):

@@ -27,6 +27,7 @@ from kernelbench.figures.base import (
     panel_title,
     peer_label,
     register_figure,
+    with_trials,
 )
 from kernelbench.results import tagged
 
@@ -99,8 +100,7 @@ def _curves(df, metric, ylabel, transform):
                 # mean over trials at each evaluation point (time: mean of the trials' times)
                 curve = run.groupby("iteration").agg(t=("train_seconds", "mean"), v=(metric, "mean"))
                 shown = peer_label(LABELS[algorithm]) if is_peer(run) else LABELS[algorithm]
-                label = (f"{shown}{f', {int(float(count))} thr' if count != '' else ''} "
-                         f"({trials} trial{'s' if trials > 1 else ''})")
+                label = with_trials(f"{shown}{f', {int(float(count))} thr' if count != '' else ''}", trials)
                 dashed = count != "" and float(count) > 1
                 if len(curve) == 1:
                     ax.plot(curve["t"], transform(curve["v"]), color=color, marker=marker, ms=6,

@@ -22,6 +22,7 @@ from kernelbench.figures.base import (
     panel_grid,
     panel_title,
     register_figure,
+    with_trials,
 )
 from kernelbench.papers import get_paper
 from kernelbench.results import tagged
@@ -67,7 +68,7 @@ def objective_vs_time(df: pd.DataFrame, figure: str = "fig1"):
                 curve = _mean_curve(alg, "objective")
                 n = len(alg[["run_id", "trial"]].drop_duplicates())
                 ax.plot(curve["train_seconds"], curve["objective"], color=color, marker=marker, ms=3, lw=1.4,
-                        label=f"{algorithm}{setting} ({n} trial{'s' if n > 1 else ''})")
+                        label=with_trials(f"{algorithm}{setting}", n))
         log_scale(ax, "x")
         log_scale(ax, "y")
         ax.set_title(panel_title("li2016", name, rows=part), fontsize=10)

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from kernelbench.measures import measure
+from kernelbench.measures import reads_time
 from kernelbench.papers import ACROSS_SETS, Claim, Paper, Selector
 
 from .noise import (ABOVE, BELOW, EQUAL, WITHIN, Difference, Sample, compare, correlation_against, slope_against,
@@ -251,9 +251,7 @@ def _below_scale(claim: Claim, case: SetRuns, rows_by_method: dict) -> None:
 
 
 def _reads_time(test) -> bool:
-    found, argument = measure(test.metric)
-    return (found.reads_time or argument.endswith("_seconds") or test.at != "final"
-            or test.kind in ("time_to", "speedup"))
+    return reads_time(test.metric) or test.at != "final" or test.kind in ("time_to", "speedup")
 
 
 def _one_sitting(claim: Claim, rows_by_method: dict) -> None:
