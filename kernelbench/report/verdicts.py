@@ -11,7 +11,7 @@ both make no test error: an ordering between classifiers that learned nothing (o
 means nothing. With `at: seconds:…`, a method with no model by then is behind only while its first
 model comes later than LATE_FACTOR times that; sooner, the two tie in time. A test that reads times
 compares only runs of one processor started within SESSION_HOURS of each other; others leave the
-set untested.
+set untested (and an across-sets test, which compares the sets' runs with each other, not testable).
 
 The verdict is decided on the paper's own sets: with quantifier all it holds when every tested set
 holds and does not hold when one fails; with most it holds on more than half, and does not hold when
@@ -251,12 +251,14 @@ def _below_scale(claim: Claim, case: SetRuns, rows_by_method: dict) -> None:
 
 
 def _reads_time(test) -> bool:
-    return reads_time(test.metric) or test.at != "final" or test.kind in ("time_to", "speedup")
+    return (reads_time(test.metric) or (test.against is not None and reads_time(test.against))
+            or test.at != "final" or test.kind in ("time_to", "speedup"))
 
 
 def _one_sitting(claim: Claim, rows_by_method: dict) -> None:
     """Untested when a test that reads times compares runs of different processors, or started more
-    than SESSION_HOURS apart."""
+    than SESSION_HOURS apart (`rows_by_method`: the compared rows, per method of a set or per set of
+    an across-sets test)."""
     if not _reads_time(claim.test):
         return
     processors = sorted({p for rows in rows_by_method.values() if "processor" in rows
@@ -433,11 +435,11 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
     one are left out, and too few points leave the claim not testable here. Its verdict is the
     stand-in form when any point is a stand-in's: the test compares the sets with each other."""
     test = claim.test
-    points, sets = {}, []
+    points, sets, rows_by_set = {}, [], {}
     for dataset in claim.on:
         case = SetRuns(claim, dataset, every, final, curves, absent, runs_are)
         try:
-            rows = case.final_rows(test.a)
+            rows = rows_by_set[dataset] = case.final_rows(test.a)
             point = tuple(case.sample(test.a, rows, m) for m in (test.metric, test.against) if m is not None)
             if any(isinstance(x, NoModel) or not math.isfinite(x.mean) for x in point):
                 raise Untested(f"no {test.metric} of {test.a} on {dataset}")
@@ -450,11 +452,18 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
                                _stand_in(claim, dataset, runs, every)))
     missing = "; ".join(f"{s.dataset} untested: {s.text}" for s in sets if s.outcome == UNTESTED)
     least = 2 if test.kind == "extreme" else 3
+    shown = "; ".join(f"{d} {', '.join(number(x.mean) for x in p)}" for d, p in points.items())
     if len(points) < least or (test.kind == "extreme" and test.on_set not in points):
-        shown = "; ".join(f"{d} {', '.join(number(x.mean) for x in p)}" for d, p in points.items())
         why = f"{test.on_set} has no point" if test.kind == "extreme" and len(points) >= least else \
             f"{len(points)} set(s) with a point, {least} needed"
         text = f"{why}: " + "; ".join(x for x in (shown, missing) if x)
+        return ClaimVerdict(claim, "not testable here", text, tuple(sets), decision=text)
+    try:
+        # a saving is computed from times, as a set's compared times are: the sets compare only
+        # when their runs shared a sitting
+        _one_sitting(claim, {d: rows_by_set[d] for d in points})
+    except Untested as why:
+        text = f"{why}: {shown}"
         return ClaimVerdict(claim, "not testable here", text, tuple(sets), decision=text)
     outcome, text = (_extreme if test.kind == "extreme" else _correlation)(claim, points)
     if missing:

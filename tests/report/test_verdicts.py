@@ -372,6 +372,25 @@ def test_extreme_asks_which_set_has_the_largest_mean_and_correlation_ranks_the_s
     assert stood.verdict == "holds on stand-in data" and "susy (a replica)" in stood.measurement
 
 
+def test_sets_compare_savings_only_when_their_runs_shared_a_sitting():
+    """A saving is computed from times: an extreme or correlation test over savings compares the
+    sets' runs with each other, so they follow the sitting rule a set's compared times follow; one
+    over errors does not."""
+    def runs(susy_started, metric):
+        values = {"susy": 40.0, "a9a": 20.0, "w8a": 10.0}
+        return frame(*(cells(d, "bsgd", [v - 1, v, v + 1], metric=metric).assign(
+            started=susy_started if d == "susy" else "2026-11-28T09:00:00+00:00") for d, v in values.items()))
+    sets = ("susy", "a9a", "w8a")
+    saving = claim(ClaimTest("extreme", "train_seconds", Selector("bsgd"), direction="higher", on_set="susy"), on=sets)
+    assert judge_claim(saving, runs("2026-11-28T15:00:00+00:00", "train_seconds")).verdict == "holds"
+    apart = judge_claim(saving, runs("2026-11-29T11:00:00+00:00", "train_seconds"))
+    assert apart.verdict == "not testable here"
+    assert "started 2026-11-28 09:00 to 2026-11-29 11:00 UTC, over 12 h apart" in apart.measurement
+    assert "susy 40" in apart.measurement
+    errors = claim(ClaimTest("extreme", "test_error", Selector("bsgd"), direction="higher", on_set="susy"), on=sets)
+    assert judge_claim(errors, runs("2026-11-29T11:00:00+00:00", "test_error")).verdict == "holds"
+
+
 def test_a_correlation_bound_carries_the_trials_noise_by_a_bootstrap():
     # four sets whose errors rank 4, 3, 2, 1 against freq 4, 3, 2, 1 (ρ = 1); with a ±0.5 % spread the
     # ranks stand, with a ±15 % spread the middle two trade places in many resamples
