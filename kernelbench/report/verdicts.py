@@ -255,23 +255,23 @@ def _reads_time(test) -> bool:
             or test.at != "final" or test.kind in ("time_to", "speedup"))
 
 
-def _one_sitting(claim: Claim, rows_by_method: dict) -> None:
+def _one_sitting(claim: Claim, rows_by_method: dict, rerun: str = "every compared method") -> None:
     """Untested when a test that reads times compares runs of different processors, or started more
     than SESSION_HOURS apart (`rows_by_method`: the compared rows, per method of a set or per set of
-    an across-sets test)."""
+    an across-sets test; `rerun`: what the fix re-runs in one sitting)."""
     if not _reads_time(claim.test):
         return
     processors = sorted({p for rows in rows_by_method.values() if "processor" in rows
                          for p in rows["processor"].dropna() if p})
     if len(processors) > 1:
         raise Untested(f"the compared runs ran on different processors ({'; '.join(processors)}): their times do "
-                       "not compare (re-run every compared method in one sitting)")
+                       f"not compare (re-run {rerun} in one sitting)")
     stamps = [rows["started"] for rows in rows_by_method.values() if "started" in rows]
     started = pd.to_datetime(pd.concat(stamps), utc=True, errors="coerce").dropna() if stamps else []
     if len(started) and started.max() - started.min() > pd.Timedelta(hours=SESSION_HOURS):
         raise Untested(f"the compared runs started {started.min():%Y-%m-%d %H:%M} to {started.max():%Y-%m-%d %H:%M} "
-                       f"UTC, over {SESSION_HOURS:g} h apart: times of different days do not compare (re-run every "
-                       "compared method in one sitting)")
+                       f"UTC, over {SESSION_HOURS:g} h apart: times of different days do not compare (re-run "
+                       f"{rerun} in one sitting)")
 
 
 def _test_set(claim: Claim, case: SetRuns) -> tuple[str, str]:
@@ -463,7 +463,7 @@ def _judge_across_sets(claim: Claim, every: pd.DataFrame, final: pd.DataFrame, c
         # BSGD runs saved 32.5 % (Intel Xeon) and 43.4 % (AMD EPYC) on ijcnn1 with Lookup-WD at
         # B = 100, 23.4 % and 34.7 % on w8a with Lookup-h at B = 500. The sets compare only when
         # their runs shared a sitting
-        _one_sitting(claim, {d: rows_by_set[d] for d in points})
+        _one_sitting(claim, {d: rows_by_set[d] for d in points}, f"{test.a} on every set")
     except Untested as why:
         text = f"{why}: {shown}"
         return ClaimVerdict(claim, "not testable here", text, tuple(sets), decision=text)

@@ -386,7 +386,7 @@ def test_sets_compare_savings_only_when_their_runs_shared_a_sitting():
     apart = judge_claim(saving, runs("2026-11-29T11:00:00+00:00", "train_seconds"))
     assert apart.verdict == "not testable here"
     assert "started 2026-11-28 09:00 to 2026-11-29 11:00 UTC, over 12 h apart" in apart.measurement
-    assert "susy 40" in apart.measurement
+    assert "re-run bsgd on every set in one sitting" in apart.measurement and "susy 40" in apart.measurement
     errors = claim(ClaimTest("extreme", "test_error", Selector("bsgd"), direction="higher", on_set="susy"), on=sets)
     assert judge_claim(errors, runs("2026-11-29T11:00:00+00:00", "test_error")).verdict == "holds"
 
