@@ -170,13 +170,17 @@ def test_lock_free_plain_adds_have_their_gradient_recomputed_every_pass():
     """With racy adds at 2 threads a lost add is never seen by the maintained gradient, so it is
     recomputed from α after each pass (before, only once the drifted gradient itself looked
     converged: 150 of 150 fits on 200 rows stopped unconverged at 2,000 passes on a machine where the
-    threads ran truly in parallel). The other modes lose no add and keep their one check."""
+    threads ran truly in parallel). The other modes lose no add and keep their one check. A thread
+    whose block the drifted gradient shows within tol stops its pass short, and the steps it left
+    run in one more pass: racy fits refresh at least once a pass, not exactly."""
     X, y = _moons(200, seed=2)
     passes = 5
-    for mode, refreshes in (("racy", passes), ("per_thread", 0)):
-        est = AsyGCDClassifier(C=1.0, gamma=1.0, tol=1e-12, threads=2, passes=passes, gradient_update=mode,
-                               random_state=0).fit(X, y)
-        assert not est.converged_ and est.gradient_refreshes_ == refreshes, mode
+    racy = AsyGCDClassifier(C=1.0, gamma=1.0, tol=1e-12, threads=2, passes=passes, gradient_update="racy",
+                            random_state=0).fit(X, y)
+    assert not racy.converged_ and racy.gradient_refreshes_ >= passes
+    per_thread = AsyGCDClassifier(C=1.0, gamma=1.0, tol=1e-12, threads=2, passes=passes,
+                                  gradient_update="per_thread", random_state=0).fit(X, y)
+    assert not per_thread.converged_ and per_thread.gradient_refreshes_ == 0
 
 
 def test_primal_objective_equals_minus_dual_over_nc_at_the_optimum():
