@@ -371,6 +371,7 @@ def report(
     each paper's detail page (every measurement, number and run)."""
     from kernelbench.report import (
         build_report,
+        links_back_elsewhere,
         markdown_to_html,
         numbers_sentence,
         report_papers,
@@ -392,8 +393,13 @@ def report(
         if check:
             stale = [path for path, text in files.items() if _file_text(path) != text]
             if stale:
+                elsewhere = [p for p in stale if p != target and _file_text(p)
+                             and links_back_elsewhere(published_dir, target, _file_text(p))]
+                why = (f" ({', '.join(map(str, elsewhere))} link back to another report than {target}: their links "
+                       "are relative to the report they were written with, so check with that --out)"
+                       if elsewhere else "")
                 raise KernelbenchError(f"{', '.join(map(str, stale))}: not what the published runs under "
-                                       f"{published_dir} give; regenerate: "
+                                       f"{published_dir} give{why}; regenerate: "
                                        f"{reproduction_command(published_dir, target)}")
             typer.echo(f"{target} and {len(files) - 1} detail page(s): what the published runs give")
             return

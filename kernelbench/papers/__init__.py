@@ -21,13 +21,13 @@ import functools
 from pathlib import Path
 
 from kernelbench.errors import ConfigError
-from kernelbench.papers.claims import ACROSS_SETS, CLAIM_TESTS, Claim, ClaimTest, Selector
+from kernelbench.papers.claims import ACROSS_SETS, CLAIM_TESTS, Claim, ClaimTest, Selector, SentenceWithoutRow
 from kernelbench.papers.load import load_paper
 from kernelbench.papers.quotes import SENTENCE_END, normalised, reads_as_quote, sentence_number
 from kernelbench.papers.schema import Citation, Paper, Published, Sweep, reference_markdown
 
 __all__ = ["ACROSS_SETS", "CLAIM_TESTS", "ORDER", "PAPERS", "Citation", "Claim", "ClaimTest", "Paper", "Published", "Selector",
-           "SENTENCE_END", "Sweep", "get_paper", "load_paper", "load_papers", "normalised", "paper_ids", "reads_as_quote",
+           "SENTENCE_END", "SentenceWithoutRow", "Sweep", "get_paper", "load_paper", "load_papers", "normalised", "paper_ids", "reads_as_quote",
            "reference_markdown", "sentence_number"]
 
 FOLDER = Path(__file__).parent

@@ -120,8 +120,23 @@ class ClaimScale:
     why: str = field(None, "the words that say so", TEXT, required=True, mandatory=True)
 
 
+class Quoted:
+    """A sentence quoted from the paper (`quote`, `reads`, `section`, `sentence`): how a reader reads it
+    and finds it."""
+
+    @property
+    def readable(self) -> str:
+        """The quote as a reader reads it."""
+        return self.reads if self.reads is not None else " ".join(self.quote.split())
+
+    @property
+    def locator(self) -> str:
+        """Where the quote is, as a reader finds it: "§6.2, sentence 3"."""
+        return f"{self.section}, sentence {self.sentence}"
+
+
 @section
-class Claim:
+class Claim(Quoted):
     """A conclusion the paper draws from an experiment, where it says so, and how it is tested."""
     paper: str = field(None, "the paper's id", key=False, required=True)
     id: str = field(None, "unique within the paper", Text(None, "kebab-case (lower-case letters, digits and -)",
@@ -149,16 +164,6 @@ class Claim:
                                 mandatory=True)
     sentence: int | None = field(None, "the quote's sentence in that section, counted from its heading "
                                        "(sentence_number)", Count(1, "a positive integer"), mandatory=True)
-
-    @property
-    def readable(self) -> str:
-        """The quote as a reader reads it."""
-        return self.reads if self.reads is not None else " ".join(self.quote.split())
-
-    @property
-    def locator(self) -> str:
-        """Where the quote is, as a reader finds it: "§6.2, sentence 3"."""
-        return f"{self.section}, sentence {self.sentence}"
 
 
 def read_claim_test(raw, path: str) -> ClaimTest:
@@ -221,18 +226,46 @@ def claim_path(index: int, raw) -> str:
     return f"claims[{index}]"
 
 
-def read_claim(raw, path: str, paper_id: str, sections: dict, defects: dict) -> Claim:
-    """One claim of the file with `sections` ({label: heading}) and extraction `defects`."""
-    if isinstance(raw, dict) and True in raw and "on" not in raw:
-        # YAML 1.1 (PyYAML's safe loader) reads the plain key `on` as the boolean true
-        raw = {("on" if k is True else k): v for k, v in raw.items()}
-    values = read_section(Claim, raw, path)
+@section
+class SentenceWithoutRow(Quoted):
+    """A sentence of the paper's experiments or conclusion that states a finding but has no claim row,
+    and why: a referee sees every conclusion either tested or set aside for a stated reason."""
+    section: str = field(None, "the label of the paper's `sections` the quote is in", TEXT, required=True,
+                         mandatory=True)
+    sentence: int = field(None, "the quote's sentence in that section, counted from its heading (sentence_number)",
+                          Count(1, "a positive integer"), required=True, mandatory=True)
+    quote: str = field(None, "verbatim (whitespace-normalised) from the paper's text", TEXT, required=True,
+                       mandatory=True)
+    why: str = field(None, "why it has no row: the row whose sentence it restates, or what makes it no finding "
+                           "of an experiment", TEXT, required=True, mandatory=True)
+    reads: str | None = field(None, "the quote as a reader reads it, when the verbatim one is not readable (as a "
+                                    "claim's `reads`)", TEXT)
+
+
+def read_without_row(raw, path: str, sections: dict, defects: dict) -> SentenceWithoutRow:
+    """One sentence without a row, its quote read as a claim's is."""
+    values = read_section(SentenceWithoutRow, raw, path)
+    _quote_rules(values, path, sections, defects)
+    return SentenceWithoutRow(**values)
+
+
+def _quote_rules(values: dict, path: str, sections: dict, defects: dict):
+    """A quote's `reads` says what it says, and its section is one of the file's."""
     if values["reads"] is not None and not reads_as_quote(values["quote"], values["reads"], defects):
         fail(f"{path}.reads", "does not say what the quote says (equal but for spaces, once the file's "
                               "extraction_defects are repaired in the quote)")
     if values["section"] not in sections:
         fail(f"{path}.section", f"{values['section']!r} is not one of the file's sections "
                                 f"({', '.join(sections) or 'none'})")
+
+
+def read_claim(raw, path: str, paper_id: str, sections: dict, defects: dict) -> Claim:
+    """One claim of the file with `sections` ({label: heading}) and extraction `defects`."""
+    if isinstance(raw, dict) and True in raw and "on" not in raw:
+        # YAML 1.1 (PyYAML's safe loader) reads the plain key `on` as the boolean true
+        raw = {("on" if k is True else k): v for k, v in raw.items()}
+    values = read_section(Claim, raw, path)
+    _quote_rules(values, path, sections, defects)
     on = values["on"]
     for key in ("stand_in", "floor"):
         for name in values[key]:

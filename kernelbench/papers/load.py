@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from kernelbench.errors import ConfigError
-from kernelbench.papers.claims import claim_path, read_claim
+from kernelbench.papers.claims import claim_path, read_claim, read_without_row
 from kernelbench.papers.schema import Citation, Paper, Published, Sweep
 from kernelbench.schema import fail, read_list, read_object, read_section, refusals_as, show
 
@@ -48,8 +48,11 @@ def read_paper(data, name: str) -> Paper:
     sections, defects = values["sections"], values["extraction_defects"]
     claims = tuple(read_claim(claim, claim_path(i, claim), paper_id, sections, defects)
                    for i, claim in enumerate(read_list(data.get("claims"), "claims", "mappings")))
-    _claims_rules(claims, sections, defects)
-    return Paper(citation=citation, sweeps=sweeps, published=published, claims=claims, **values)
+    without_row = tuple(read_without_row(raw, f"without_row[{i}]", sections, defects)
+                        for i, raw in enumerate(read_list(data.get("without_row"), "without_row", "mappings")))
+    _claims_rules(claims, without_row, sections, defects)
+    return Paper(citation=citation, sweeps=sweeps, published=published, claims=claims, without_row=without_row,
+                 **values)
 
 
 def read_sweep(raw, path: str) -> Sweep:
@@ -61,14 +64,25 @@ def read_sweep(raw, path: str) -> Sweep:
     return sweep
 
 
-def _claims_rules(claims: tuple, sections: dict, defects: dict):
-    """Every repair and every section label is used by some claim; claim ids are unique."""
-    unused = [verbatim for verbatim in defects if not any(verbatim in c.quote for c in claims if c.reads)]
+def _claims_rules(claims: tuple, without_row: tuple, sections: dict, defects: dict):
+    """Every repair and every section label is used by some claim or sentence without a row; claim ids
+    are unique; a sentence without a row is no claim's sentence, and listed once."""
+    quoted = (*claims, *without_row)
+    unused = [verbatim for verbatim in defects if not any(verbatim in q.quote for q in quoted if q.reads)]
     if unused:                          # a repair no quote needs is a typo or a leftover
-        fail("extraction_defects", f"{unused[0]!r} is in no claim's quote that has `reads`")
-    unused = [label for label in sections if not any(c.section == label for c in claims)]
+        fail("extraction_defects", f"{unused[0]!r} is in no quote that has `reads`")
+    unused = [label for label in sections if not any(q.section == label for q in quoted)]
     if unused:
-        fail("sections", f"{unused[0]!r} is no claim's section")
+        fail("sections", f"{unused[0]!r} is no claim's or sentence without a row's section")
+    claimed = {(c.section, c.sentence): c.id for c in claims}
+    listed = set()
+    for i, s in enumerate(without_row):
+        if (s.section, s.sentence) in claimed:
+            fail(f"without_row[{i}]", f"{s.locator} has a row (claim {claimed[s.section, s.sentence]}): "
+                                      "remove it from without_row")
+        if (s.section, s.sentence) in listed:
+            fail(f"without_row[{i}]", f"{s.locator} is listed twice")
+        listed.add((s.section, s.sentence))
     seen = set()
     for i, claim in enumerate(claims):
         if claim.id in seen:

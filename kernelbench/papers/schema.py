@@ -5,7 +5,7 @@ is generated from them (`reference_markdown`)."""
 from __future__ import annotations
 
 from kernelbench.measures import MEASURES
-from kernelbench.papers.claims import TEST_KINDS, Claim
+from kernelbench.papers.claims import TEST_KINDS, Claim, SentenceWithoutRow
 from kernelbench.papers.kinds import ANY_TEXT, NUMBER, PARAMS, TEXT, TOLERANCE, metric_among
 from kernelbench.schema import Anything, Count, Flag, Items, Named, Words, documented, field, markdown, section
 
@@ -17,8 +17,9 @@ BOUNDS = ("max", "min")
 FILE_RULES = """\
 A paper file is `kernelbench/papers/<id>.yaml`; its `id` is its name and its `figure_prefix` the id and `_`.
 A published entry's `needs` and `known_difference` name one of the file's `needs` and `differences` (a
-short name, replaced by its text). Every label of `sections` is some claim's `section`; every repair of
-`extraction_defects` is used by some claim's `reads`; claim ids are unique within the file. A claim with
+short name, replaced by its text). Every label of `sections` is some claim's or sentence without a row's
+`section`; every repair of `extraction_defects` is used by some `reads`; claim ids are unique within the
+file, and a sentence without a row is no claim's sentence. A claim with
 a test names at least one set in `on`; without a test it says what testing it `needs`."""
 
 
@@ -95,6 +96,9 @@ class Paper:
     claims: tuple[Claim, ...] = field((), "the paper's conclusions drawn from its experiments (the report computes "
                                           "each claim's verdict from the runs: kernelbench.report.verdicts)",
                                       Items(Claim))
+    without_row: tuple[SentenceWithoutRow, ...] = field((), "every sentence of the experiments and the conclusion "
+                                                            "that states a finding and has no claim, with why",
+                                                        Items(SentenceWithoutRow))
     sections: dict = field({}, "where the claims sit: their heading, or their paragraph's first words, verbatim "
                                "from the text and found there once, e.g. {\"§6.2\": \"6.2 Experimental Results\"}",
                            Named(TEXT, "label"))

@@ -23,6 +23,7 @@ from .numbers import (
 from .page import markdown_to_html
 from .reproduction import (
     absent_data,
+    links_back_elsewhere,
     not_run_experiments,
     reproduction_command,
     reproduction_files,
@@ -33,8 +34,8 @@ from .claims_text import build_report
 from .outcomes import CLAIM_VERDICTS, ClaimVerdict
 from .verdicts import judge_claim, judge_paper, rows_read
 
-__all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report", "judge_claim", "judge_paper",
-           "markdown_to_html", "not_run_experiments", "number_status", "numbers_sentence", "pooling_conflict",
-           "report_papers", "reproduction_command", "reproduction_files",
-           "reproduction_markdown", "rows_read", "select_rows", "shortened",
+__all__ = ["CLAIM_VERDICTS", "VERDICTS", "ClaimVerdict", "absent_data", "build_numbers", "build_report",
+           "judge_claim", "judge_paper", "links_back_elsewhere", "markdown_to_html", "not_run_experiments",
+           "number_status", "numbers_sentence", "pooling_conflict", "report_papers", "reproduction_command",
+           "reproduction_files", "reproduction_markdown", "rows_read", "select_rows", "shortened",
            "tolerance", "verdict_and_reason"]

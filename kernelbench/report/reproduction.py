@@ -236,11 +236,24 @@ def details_markdown(data: ReportData, paper: Paper, links: Links) -> str:
         lines += ["## Claims", "", HOW_VERDICTS_ARE_REACHED, ""]
         for v in data.verdicts[pid]:
             lines += claim_detail(v, links)
+    lines += sentences_without_row(paper)
     lines += numbers_table(data, paper)
     if paper.not_tabulated:
         lines += [f"Not tabulated: {paper.not_tabulated}", ""]
     lines += runs_sections(data, paper)
     return _joined(lines)
+
+
+def sentences_without_row(paper: Paper) -> list[str]:
+    """The paper's findings that have no claim row, each where it is and why: with the claims, every
+    sentence of the experiments and the conclusion that draws a finding."""
+    if not paper.without_row:
+        return []
+    lines = ["## Sentences without a row", "",
+             "Every other sentence of the experiments and the conclusion that states a finding, and why it has "
+             "no row of its own:", ""]
+    lines += [f"- {s.locator}: “{s.readable}” — {s.why}" for s in paper.without_row]
+    return [*lines, ""]
 
 
 def numbers_table(data: ReportData, paper: Paper) -> list[str]:
@@ -307,6 +320,12 @@ def reproduction_files(published_dir, target="REPRODUCTION.md") -> dict[Path, st
     for p in data.papers:
         files[details_path(published_dir, p.id)] = details_markdown(data, p, links)
     return files
+
+
+def links_back_elsewhere(published_dir, target, page_text: str) -> bool:
+    """Whether a detail page's way back to the report names another file than `target`: its links are
+    relative to the report it was written with, so a check against another --out differs on it too."""
+    return f"]({repository_links(published_dir, target).report})" not in page_text
 
 
 def site_pages(published_dir) -> dict[str, str]:

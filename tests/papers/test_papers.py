@@ -259,6 +259,9 @@ def test_every_claims_sentence_is_counted_from_its_sections_heading_found_once()
         for c in paper.claims:
             assert sentence_number(text, paper.sections[c.section], c.quote) == c.sentence, (
                 f"{paper.id}: claim {c.id}: not sentence {c.sentence} of {c.section}")
+        for s in paper.without_row:
+            assert sentence_number(text, paper.sections[s.section], s.quote) == s.sentence, (
+                f"{paper.id}: sentence without a row {s.quote[:40]!r}: not sentence {s.sentence} of {s.section}")
 
 
 # A quote whose words ran together (a word this long) cannot be read as it is
@@ -328,12 +331,25 @@ def test_every_claims_quote_is_in_the_papers_text_at_its_line():
     ("extraction_defects: {\"15:3%\": \"15.3%\"}", "extraction_defects: {}",
      r"claims\[0\] .*\.reads: does not say what the quote says"),
     ("extraction_defects: {\"15:3%\": \"15.3%\"}", "extraction_defects: {\"15:3%\": \"15.3%\", \"xed\": \"fixed\"}",
-     r"extraction_defects: 'xed' is in no claim's quote that has `reads`"),
+     r"extraction_defects: 'xed' is in no quote that has `reads`"),
     ("    section: \"§5.2\"\n    sentence: 1\n", "    section: \"§5.3\"\n    sentence: 1\n",
      r"claims\[1\] \(as-accurate\)\.section: '§5.3' is not one of the file's sections \(§5.1, §5.2\)"),
     ("    sentence: 3\n", "", r"claims\[0\] \(cdsg-beats-dsg\): missing sentence"),
     ("sections: {\"§5.1\": \"5.1 MEDIUM-SCALE DATA\",", "sections: {\"§5\": \"5 EXPERIMENT\", \"§5.1\": \"5.1 MEDIUM-SCALE DATA\",",
-     r"sections: '§5' is no claim's section"),
+     r"sections: '§5' is no claim's or sentence without a row's section"),
+    # a sentence without a row: its section declared, its sentence no claim's, listed once, a reason given
+    ("extraction_defects:", "without_row: [{section: \"§5.3\", sentence: 4, quote: x, why: y}]\nextraction_defects:",
+     r"without_row\[0\]\.section: '§5.3' is not one of the file's sections"),
+    ("extraction_defects:", "without_row: [{section: \"§5.1\", sentence: 3, quote: x, why: y}]\nextraction_defects:",
+     r"without_row\[0\]: §5.1, sentence 3 has a row \(claim cdsg-beats-dsg\)"),
+    ("extraction_defects:", "without_row: [{section: \"§5.1\", sentence: 4, quote: x, why: y}, "
+                            "{section: \"§5.1\", sentence: 4, quote: z, why: y}]\nextraction_defects:",
+     r"without_row\[1\]: §5.1, sentence 4 is listed twice"),
+    ("extraction_defects:", "without_row: [{section: \"§5.1\", sentence: 4, quote: x}]\nextraction_defects:",
+     r"without_row\[0\]: missing why"),
+    ("extraction_defects:", "without_row: [{section: \"§5.1\", sentence: 4, quote: \"15:3%ofit\", reads: \"16.3 % of it\", "
+                            "why: y}]\nextraction_defects:",
+     r"without_row\[0\]\.reads: does not say what the quote says"),
     ("id: as-accurate", "id: As_Accurate", r"claims\[1\] \(As_Accurate\)\.id: expected kebab-case"),
     ("id: as-accurate", "id: cdsg-beats-dsg", r"claims\[1\] \(cdsg-beats-dsg\): the id is already taken"),
     ("{covtype_subset20k: \"a 20k-row subset\"}", "{covtype: x}",

@@ -381,6 +381,11 @@ def test_cli_publish_and_report_from_published(tmp_path, monkeypatch):
     details.write_text(details.read_text() + "a line by hand\n")
     stale = cli("report", "--from", "pub", "--out", "R.md", "--check")
     assert stale.returncode == 2 and str(Path("pub") / "dai2014" / "DETAILS.md") in stale.stderr
+    assert "link back to another report" not in stale.stderr      # its way back is right; a line differs
+    assert cli("report", "--from", "pub", "--out", "R.md").returncode == 0
+    # a check against another report than the pages were written with says why the pages differ
+    elsewhere = cli("report", "--from", "pub", "--out", "other.md", "--check")
+    assert elsewhere.returncode == 2 and "link back to another report than other.md" in elsewhere.stderr
     nothing = cli("publish", "li2016", "--results", out, "--out", "pub")
     assert nothing.returncode == 2 and "no run of li2016 under" in nothing.stderr and "--results" in nothing.stderr
 

@@ -265,7 +265,7 @@ def test_the_paper_files_name_stand_ins_and_use_the_papers_merging_frequency():
 def test_reproduction_md_says_each_papers_findings_and_its_detail_page_every_measurement(tmp_path, monkeypatch):
     from dataclasses import replace as replaced
 
-    from kernelbench.papers import Claim, ClaimTest, Selector
+    from kernelbench.papers import Claim, ClaimTest, Selector, SentenceWithoutRow
     from kernelbench.report import reproduction, reproduction_files
     for algorithm, error in (("dsg", 0.15), ("norma", 0.20)):
         run = Run.create(tmp_path / "pub" / "dai2014", f"a9a_{algorithm}", {"name": algorithm}, tags=DAI)
@@ -281,7 +281,9 @@ def test_reproduction_md_says_each_papers_findings_and_its_detail_page_every_mea
         Claim("dai2014", "as-good-as-a-net", "§7", 9, "comparable with the neural net", (), needs="a neural net",
               reads="comparable with the neural net", section="§7, Adult", sentence=3))
     # Gu et al.'s claims left out: a paper file without claims reads so
-    papers = [replaced(p, claims=claims) if p.id == "dai2014" else replaced(p, claims=()) if p.id == "gu2018" else p
+    unrowed = (SentenceWithoutRow("§7", 5, "Wereach it", "restates dsg-beats-norma", reads="We reach it"),)
+    papers = [replaced(p, claims=claims, without_row=unrowed) if p.id == "dai2014"
+              else replaced(p, claims=(), without_row=()) if p.id == "gu2018" else p
               for p in reproduction.report_papers()]
     monkeypatch.setattr(reproduction, "report_papers", lambda: papers)
     (tmp_path / "pub" / "figures").mkdir()
@@ -318,6 +320,9 @@ def test_reproduction_md_says_each_papers_findings_and_its_detail_page_every_mea
     assert runs.count("](a9a_") == 2                  # each run read, linked to its folder beside the page
     assert "Back to [the paper's findings and figures](../../R.md)." in detail[2]
     assert detail.index("## Claims") < detail.index("## Published numbers") < detail.index("## Runs")
+    # each finding without a row, where it is and why, between the claims and the numbers
+    assert "- §7, sentence 5: “We reach it” — restates dsg-beats-norma" in detail
+    assert detail.index("## Claims") < detail.index("## Sentences without a row") < detail.index("## Published numbers")
 
 
 def test_the_html_page_keeps_an_escaped_pipe_inside_its_cell():
