@@ -122,8 +122,11 @@ def paper_section(paper: Paper, verdicts: list[ClaimVerdict], figures: list[str]
     claims tables sit in a box its stylesheet lays out (a table on a wide screen, a card per claim on
     a phone: docs/stylesheets/report.css)."""
     head = "#" * level
+    n = len(paper.without_row)
+    unrowed = (f", the {n} other sentence{'' if n == 1 else 's'} that state{'s' if n == 1 else ''} a finding "
+               f"and why {'it has' if n == 1 else 'each has'} no row") if n else ""
     lines = [f"{head} {paper.name}", "", findings_paragraph(verdicts), "",
-             f"Every claim's measurement per set, the paper's printed numbers next to ours and the runs: "
+             f"Every claim's measurement per set, the paper's printed numbers next to ours{unrowed} and the runs: "
              f"[the detail page]({links.details_page(paper.id)}).", ""]
     for heading, names, group in claim_groups(paper, verdicts, figures):
         lines += [f"{head}# {heading}", ""]

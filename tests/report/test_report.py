@@ -310,6 +310,8 @@ def test_reproduction_md_says_each_papers_findings_and_its_detail_page_every_mea
     assert any(x.startswith("| [§7](pub/dai2014/DETAILS.md#as-good-as-a-net) “comparable with the neural net” | "
                             "○ not testable here | needs a neural net |") for x in lines)
     assert "### Published numbers" not in lines and not any(x.startswith("| published run |") for x in lines)
+    assert ("Every claim's measurement per set, the paper's printed numbers next to ours, the 1 other sentence that "
+            "states a finding and why it has no row and the runs: [the detail page](pub/dai2014/DETAILS.md).") in lines
     # the detail page: every set's measurement and the runs behind it, then the numbers and the runs
     detail = files[details].splitlines()
     claim = detail[detail.index("### dsg-beats-norma"):detail.index("### as-good-as-a-net")]
