@@ -9,9 +9,11 @@ fewer rows than the claim's scale; not comparable when the test misses only betw
 both sit at the constant classifier's test error (within FLOOR_POINTS of the claim's `floor`) or
 both make no test error: an ordering between classifiers that learned nothing (or tie at perfect)
 means nothing. With `at: seconds:…`, a method with no model by then is behind only while its first
-model comes later than LATE_FACTOR times that; sooner, the two tie in time. A test that reads times
-compares only runs of one processor started within SESSION_HOURS of each other; others leave the
-set untested (and an across-sets test, which compares the sets' runs with each other, not testable).
+model comes later than LATE_FACTOR times that; sooner, the two tie in time; where no compared
+method has a model yet, the time compares nothing (a horizon's point that compares nothing is
+left out). A test that reads times compares only runs of one processor started within SESSION_HOURS
+of each other; others leave the set untested (and an across-sets test, which compares the sets'
+runs with each other, not testable).
 
 The verdict is decided on the paper's own sets: with quantifier all it holds when every tested set
 holds and does not hold when one fails; with most it holds on more than half, and does not hold when
@@ -87,7 +89,9 @@ def _pair(claim: Claim, sa, sb, b: Selector) -> tuple[str, str]:
         if ordered and isinstance(sa, NoModel) and not isinstance(sb, NoModel):
             outcome, words = _late(sa, str(test.a))
             return (FAILS if outcome == HOLDS else NOISE), f"behind {b} {number(sb.mean)} ({words})"
-        return FAILS, f"vs {b} {_shown(sb)} ({'neither has' if isinstance(sa, NoModel) else 'one has no'} model)"
+        if isinstance(sa, NoModel) and isinstance(sb, NoModel):        # no evidence either way
+            return NOT_COMPARABLE, f"vs {b} {_shown(sb)} (neither has a model yet: nothing to compare)"
+        return FAILS, f"vs {b} {_shown(sb)} (one has no model)"
     if test.kind == "order":
         d = compare(sb, sa, names=names[::-1]) if test.direction == "lower" else compare(sa, sb, names=names)
         outcome = {ABOVE: HOLDS, WITHIN: NOISE}.get(d.outcome, FAILS)
@@ -313,7 +317,8 @@ def _test_group(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple
 
 def _over_horizon(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tuple[str, str]:
     """(outcome, measurement) of a test read at each time point of its horizon: it must hold at
-    all of them, or (when: most) at more than half."""
+    all of them, or (when: most) at more than half. A point that compares nothing (no compared method
+    has a model yet, or all sit at the constant classifier) is no evidence either way: it is left out."""
     outcomes, texts = [], []
     for seconds in case.horizon():
         case.at = f"seconds:{seconds!r}"
@@ -321,8 +326,13 @@ def _over_horizon(claim: Claim, case: SetRuns, methods: list, rows: dict) -> tup
         outcomes.append(outcome)
         texts.append(f"at {number(seconds)} s: {text}")
     case.at = "final"
-    held = f"{outcomes.count(HOLDS)} of {len(outcomes)} time points hold"
-    return by_quantifier(outcomes, claim.test.when), f"{held}; " + "; ".join(texts)
+    compared = [o for o in outcomes if o != NOT_COMPARABLE]
+    left_out = len(outcomes) - len(compared)
+    if not compared:
+        return NOT_COMPARABLE, "no time point compares anything; " + "; ".join(texts)
+    held = f"{compared.count(HOLDS)} of {len(compared)} time points hold" + (
+        f" ({left_out} more compare{'s' if left_out == 1 else ''} nothing)" if left_out else "")
+    return by_quantifier(compared, claim.test.when), f"{held}; " + "; ".join(texts)
 
 
 def _stand_in(claim: Claim, dataset: str, runs, every: pd.DataFrame) -> str:

@@ -613,6 +613,23 @@ def test_a_best_at_a_fixed_time_claim_is_read_over_the_horizon():
     assert "at most of 0.125, 0.25, 0.5, 1 × cdsg's mean training time" in described_test(claim(test))
 
 
+def test_a_time_at_which_no_compared_method_has_a_model_compares_nothing():
+    """A horizon point before every compared method's first model is no evidence either way: it is
+    left out, not counted against the claim (a fail by default, the mirror of a win by default)."""
+    test = order(at="horizon:cdsg")                     # when: all; points 12.6, 25.1, 50.3, 100.5 s
+    later = [(20.0, 0.4), (40.0, 0.4)]
+    runs = frame(cells("a9a", "cdsg", [0.10, 0.10], curve=[(15.0, 0.2), (40.0, 0.2)]),
+                 cells("a9a", "dsg", [0.30, 0.30], curve=later), cells("a9a", "udsg", [0.30, 0.30], curve=later))
+    held = judge_claim(claim(test), runs)
+    assert held.verdict == "holds", held.measurement
+    assert "3 of 3 time points hold (1 more compares nothing)" in held.measurement
+    assert "at 12.56 s: cdsg no model by 12.56 s vs dsg no model by 12.56 s (neither has a model yet" in held.measurement
+    # where only the claim's own method has no model, it is behind, and the point counts
+    rival = frame(cells("a9a", "cdsg", [0.10, 0.10], curve=[(30.0, 0.2)]),
+                  cells("a9a", "dsg", [0.30, 0.30], curve=[(10.0, 0.4)]), cells("a9a", "udsg", [0.30, 0.30], curve=later))
+    assert judge_claim(claim(test), rival).verdict == "does not hold"
+
+
 def test_time_to_a_satisfactory_value_allows_the_margin_on_the_worse_side():
     test = ClaimTest("time_to", "train_error", Selector("cdsg"), (Selector("libsvm"),), direction="lower",
                      at_least=1.0, margin=2.0, margin_why="the paper's satisfactory gap")
