@@ -391,10 +391,11 @@ def report(
                               "--out REPRODUCTION.md")
         files = reproduction_files(published_dir, target)
         if check:
-            stale = [path for path, text in files.items() if _file_text(path) != text]
+            current = {path: _file_text(path) for path in files}
+            stale = [path for path, text in files.items() if current[path] != text]
             if stale:
-                elsewhere = [p for p in stale if p != target and _file_text(p)
-                             and links_back_elsewhere(published_dir, target, _file_text(p))]
+                elsewhere = [p for p in stale if p != target and current[p]
+                             and links_back_elsewhere(published_dir, target, current[p])]
                 why = (f" ({', '.join(map(str, elsewhere))} link back to another report than {target}: their links "
                        "are relative to the report they were written with, so check with that --out)"
                        if elsewhere else "")
